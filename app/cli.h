@@ -1,0 +1,23 @@
+#pragma once
+// The headless command line: `nanscope scenarios | run | bench`. Plain C++ over the core.
+#include "nanscope/session.h"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace nanscope::cli {
+
+struct RunOptions {
+    RunConfig config;
+    bool json = false;
+};
+
+// Parses `run` arguments (argv after "run"); throws std::invalid_argument with a one-line message.
+RunOptions parseRunOptions(const std::vector<std::string> &args);
+
+bool isSubcommand(const std::string &arg);
+// Runs a sub-command; returns the process exit code.
+int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
+}  // namespace nanscope::cli

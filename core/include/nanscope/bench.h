@@ -1,0 +1,23 @@
+#pragma once
+// Side-by-side step-time measurements of the probe's tiers (`nanscope bench`).
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+struct BenchResult {
+    std::string model;  // "mlp", "cnn", "deep"
+    int batch = 0;
+    int rounds = 0;
+    double probeOffMs = 0;  // medians
+    double fullMapMs = 0;
+    double opLevelMs = 0;
+    double fullMapRatio() const { return fullMapMs / probeOffMs; }
+    double opLevelRatio() const { return opLevelMs / probeOffMs; }
+};
+
+// Interleaves the three variants round by round so that machine noise hits all of them alike.
+std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress);
+
+}  // namespace nanscope

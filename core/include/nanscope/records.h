@@ -1,0 +1,99 @@
+#pragma once
+// The data contract between the core and its observers (GUI, command line, recorder).
+// Plain values only: no LibTorch type appears here.
+#include "nanscope/health.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+struct Layer {
+    int id = 0;
+    std::string path;  // dotted, as named_modules() spells it; the root is ""
+    std::string type;  // "Linear", "BatchNorm1d", ...
+    int parent = -1;   // id of the enclosing layer, -1 for the root
+};
+
+enum class Phase { None, Input, Forward, Loss, Backward, Parameter, Update };
+const char *phaseName(Phase p);
+
+// Where a non-finite value was first born in a step.
+struct Origin {
+    int step = -1;
+    Phase phase = Phase::None;
+    int layer = -1;          // -1: no layer (the input batch, the loss)
+    std::string layerPath;   // "" for the root or when there is no layer
+    std::string op;          // "aten::log", "SqrtBackward0"; empty until the op-level tier ran
+    std::string source;      // file:line when the model carries it
+    bool produced = false;   // the layer's inputs were finite and its output was not
+    std::string explanation; // one plain sentence
+
+    bool valid() const { return phase != Phase::None; }
+};
+
+struct LayerHealth {
+    TensorHealth forward;     // the layer's output
+    TensorHealth grad;        // the gradient flowing into that output in backward
+    TensorHealth params;      // all of the layer's own parameters together
+    TensorHealth paramGrads;  // their gradients
+    bool inputFinite = true;  // the layer's input was all finite
+};
+
+enum class StepAction { None, Applied, QuarantinedSamples, ZeroedGradients, Skipped, RolledBack, Paused };
+
+struct StepRecord {
+    int run = 0;
+    int step = 0;
+    double loss = 0.0;
+    double gradNorm = 0.0;         // before clipping
+    double gradNormClipped = 0.0;  // after clipping (= gradNorm without clipping)
+    double learningRate = 0.0;
+    double lossScale = 1.0;
+    bool skipped = false;          // the optimizer update was not applied
+    bool rolledBack = false;
+    std::string why;               // for a skip or a rollback
+    double stepMillis = 0.0;
+
+    TensorHealth inputHealth;
+    std::vector<std::int64_t> badSamples;  // dataset indices of samples with non-finite inputs
+    std::vector<std::int64_t> quarantined; // samples removed from this batch by the policy
+    TensorHealth lossHealth;
+    std::vector<LayerHealth> layers;       // indexed by Layer::id
+    Origin origin;                         // invalid when the step was finite
+    bool zeroedGradients = false;
+
+    bool nonFinite() const { return origin.valid(); }
+};
+using StepRecordPtr = std::shared_ptr<const StepRecord>;
+
+enum class EventKind { Info, FirstNonFinite, Recovery, Rollback, ControlChange, Paused, Error };
+
+struct Event {
+    EventKind kind = EventKind::Info;
+    int step = -1;
+    int layer = -1;
+    std::string text;
+};
+
+struct RunSummary {
+    std::string scenario;
+    int stepsRun = 0;
+    int firstNonFiniteStep = -1;
+    Origin origin;  // of the first non-finite step
+    int nonFiniteSteps = 0;
+    std::vector<std::int64_t> quarantinedSamples;
+    int rollbacks = 0;
+    int skippedSteps = 0;
+    double finalLearningRate = 0.0;
+    double stepsPerSecond = 0.0;
+    bool stoppedByPolicy = false;
+    std::string error;  // non-empty when the run ended on an error
+    // Per layer: the number of steps in which its output or gradient held a non-finite value.
+    std::vector<int> nonFiniteStepsPerLayer;
+    bool finalStateFinite = true;  // parameters and buffers at the end of the run
+};
+
+}  // namespace nanscope

@@ -1,0 +1,29 @@
+#pragma once
+// What the trainer needs of a model, whether a built-in demo or (later) a TorchScript file.
+#include "nanscope/records.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+class Probe;
+
+class ModelAdapter {
+public:
+    virtual ~ModelAdapter() = default;
+    // Layers in named_modules() order; ids are indices into this vector.
+    virtual const std::vector<Layer> &layers() const = 0;
+    // The layer's own parameters (not its children's).
+    virtual std::vector<at::Tensor> layerParameters(int layer) const = 0;
+    virtual std::vector<at::Tensor> parameters() const = 0;
+    virtual std::vector<at::Tensor> buffers() const = 0;
+    // `probe` may be null: the model then runs exactly as without NaNScope.
+    virtual at::Tensor forward(const at::Tensor &x, Probe *probe) = 0;
+    virtual void setTraining(bool on) = 0;
+    virtual void toDevice(const std::string &device) = 0;
+};
+
+}  // namespace nanscope

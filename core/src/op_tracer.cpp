@@ -1,0 +1,137 @@
+#include "op_tracer.h"
+
+#include "tensor_health.h"
+
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+
+#include <mutex>
+#include <vector>
+
+namespace nanscope {
+
+namespace {
+
+struct TraceState {
+    std::mutex mutex;  // backward may run on the engine's worker threads (devices)
+    TracedOp first;
+};
+
+// The callbacks are plain function pointers, so the active trace is reached through a global;
+// only one OpTracer is active at a time (the session re-runs one step at a time).
+TraceState *g_state = nullptr;
+thread_local std::vector<std::string> t_backwardNodes;
+
+bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
+
+bool anyNonFinite(c10::ArrayRef<const c10::IValue> values)
+{
+    for (const c10::IValue &v : values) {
+        if (v.isTensor()) {
+            const at::Tensor &t = v.toTensor();
+            if (isChecked(t) && !allFinite(t))
+                return true;
+        } else if (v.isTensorList()) {
+            for (const at::Tensor &t : v.toTensorList().vec())
+                if (isChecked(t) && !allFinite(t))
+                    return true;
+        }
+    }
+    return false;
+}
+
+// Factory ops (empty, empty_strided) return uninitialised memory: an op only counts as the
+// producer when it turned floating-point tensor inputs into its non-finite output.
+bool hasFloatingInput(c10::ArrayRef<const c10::IValue> values)
+{
+    for (const c10::IValue &v : values) {
+        if (v.isTensor() && isChecked(v.toTensor()))
+            return true;
+        if (v.isTensorList())
+            for (const at::Tensor &t : v.toTensorList().vec())
+                if (isChecked(t))
+                    return true;
+    }
+    return false;
+}
+
+struct OpContext : at::ObserverContext {
+    bool inputsFinite = true;
+};
+
+std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction &fn)
+{
+    at::DisableRecordFunctionGuard noReentry;  // our own checks run aten ops
+    if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+        t_backwardNodes.emplace_back(fn.name());
+        return nullptr;
+    }
+    auto ctx = std::make_unique<OpContext>();
+    const std::string name = fn.name();
+    if (name.find("empty") != std::string::npos || name.find("resize") != std::string::npos) {
+        ctx->inputsFinite = false;  // uninitialised output by design
+        return ctx;
+    }
+    ctx->inputsFinite = hasFloatingInput(fn.inputs()) && !anyNonFinite(fn.inputs());
+    return ctx;
+}
+
+void onEnd(const at::RecordFunction &fn, at::ObserverContext *base)
+{
+    at::DisableRecordFunctionGuard noReentry;
+    if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+        if (!t_backwardNodes.empty())
+            t_backwardNodes.pop_back();
+        return;
+    }
+    auto *ctx = static_cast<OpContext *>(base);
+    if (!ctx || !ctx->inputsFinite || !g_state)
+        return;
+    const auto &outs = fn.outputs();
+    if (!anyNonFinite(c10::ArrayRef<const c10::IValue>(outs.data(), outs.size())))
+        return;
+    std::lock_guard<std::mutex> lock(g_state->mutex);
+    if (g_state->first.found)
+        return;
+    g_state->first.found = true;
+    if (!t_backwardNodes.empty()) {
+        g_state->first.op = t_backwardNodes.back();
+        g_state->first.innerOp = fn.name();
+        g_state->first.inBackward = true;
+    } else {
+        g_state->first.op = fn.name();
+    }
+}
+
+}  // namespace
+
+struct OpTracer::Impl {
+    TraceState state;
+    at::CallbackHandle handle = 0;
+};
+
+OpTracer::OpTracer() : d(std::make_unique<Impl>())
+{
+    g_state = &d->state;
+    t_backwardNodes.clear();
+    d->handle = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&onStart, &onEnd)
+            .needsInputs(true)
+            .needsOutputs(true)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+}
+
+OpTracer::~OpTracer()
+{
+    at::removeCallback(d->handle);
+    g_state = nullptr;
+    t_backwardNodes.clear();
+}
+
+TracedOp OpTracer::result() const
+{
+    std::lock_guard<std::mutex> lock(d->state.mutex);
+    return d->state.first;
+}
+
+}  // namespace nanscope

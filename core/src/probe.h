@@ -1,0 +1,44 @@
+#pragma once
+// The per-layer map of one step: forward output health, the gradient flowing into each output,
+// parameters and their gradients. Models call observeOutput() after each layer.
+#include "health_collector.h"
+#include "nanscope/records.h"
+
+#include <vector>
+
+namespace nanscope {
+
+class ModelAdapter;
+
+class Probe {
+public:
+    // Prepares `record` for a step of `model`; record->layers gets one entry per layer.
+    void beginStep(const ModelAdapter &model, StepRecord *record);
+    // Forward: the layer saw `input` and produced `output`; a gradient hook is attached to it.
+    void observe(int layer, const at::Tensor &input, const at::Tensor &output);
+    void observeLoss(const at::Tensor &loss);
+    // Before forward: the parameters the forward pass will use.
+    void observeParameters(const ModelAdapter &model);
+    // After backward: the parameters' gradients.
+    void observeParameterGradients(const ModelAdapter &model);
+    // Reads everything back (one host read on a device) and fills the record.
+    void finishStep();
+
+    const std::vector<int> &forwardOrder() const { return forwardOrder_; }
+    const std::vector<int> &backwardOrder() const { return backwardOrder_; }
+
+private:
+    StepRecord *record_ = nullptr;
+    HealthCollector collector_;
+    std::vector<int> forwardOrder_;
+    std::vector<int> backwardOrder_;
+    struct InputSource {
+        int layer;
+        int fromLayer;  // the layer whose output was this input, -1: scanned into inputScratch_
+    };
+    std::vector<InputSource> inputSources_;
+    std::vector<TensorHealth> inputScratch_;
+    std::vector<std::pair<at::Tensor, int>> recentOutputs_;  // held so no address is reused
+};
+
+}  // namespace nanscope

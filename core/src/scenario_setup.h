@@ -1,0 +1,40 @@
+#pragma once
+// Building a scenario's model, data, loss and optimizer choice (internal to the core).
+#include "nanscope/session.h"
+#include "observed_sequential.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+
+namespace nanscope {
+
+enum class LossKind { CrossEntropy, Mse, NegLogOfProbabilities };
+enum class OptimizerKind { Sgd, AdamW };
+
+struct Dataset {
+    at::Tensor x;  // [N, features...]
+    at::Tensor y;  // class labels (int64) or regression targets
+};
+
+struct ScenarioSetup {
+    std::unique_ptr<ObservedSequential> model;
+    Dataset data;
+    LossKind loss = LossKind::CrossEntropy;
+    OptimizerKind optimizer = OptimizerKind::Sgd;
+    int batchSize = 32;
+};
+
+// Throws std::invalid_argument for an unknown id or impossible options.
+ScenarioSetup buildScenario(const RunConfig &config);
+
+at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor &target);
+
+// The default data of SCENARIOS.md: seeded N(0,1) inputs and labels.
+Dataset randomClassification(int samples, int features, int classes);
+
+// StableModel: Linear(100,64) BN ReLU Dropout(0.3) Linear(64,64) BN ReLU Dropout(0.3) Linear(64,10)
+std::unique_ptr<ObservedSequential> stableModel(double bnEps = 1e-5);
+
+}  // namespace nanscope

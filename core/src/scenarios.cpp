@@ -1,0 +1,191 @@
+// The reference scenarios of shared/SCENARIOS.md. Each one sets up a model, data and loss in
+// which LibTorch really computes the failure; nothing here scripts a result.
+#include "scenario_setup.h"
+
+#include "nanscope/scenario.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace nanscope {
+
+namespace {
+
+Controls makeControls(double lr, std::optional<double> clip = {}, RecoveryPolicy policy = {})
+{
+    Controls c;
+    c.learningRate = lr;
+    c.clipNorm = clip;
+    c.recovery = policy;
+    return c;
+}
+
+// exp() underflows to exactly 0 in float for logit gaps beyond ~104: softmax then holds zeros.
+struct RowL2NormImpl : torch::nn::Module {
+    // sqrt(sum x^2) written out, as users do: its gradient at an all-zero row is 0 * Inf.
+    at::Tensor forward(const at::Tensor &x) { return torch::sqrt((x * x).sum(1, /*keepdim=*/true)); }
+};
+TORCH_MODULE(RowL2Norm);
+
+}  // namespace
+
+Dataset randomClassification(int samples, int features, int classes)
+{
+    return {torch::randn({samples, features}), torch::randint(classes, {samples}, torch::kLong)};
+}
+
+std::unique_ptr<ObservedSequential> stableModel(double bnEps)
+{
+    namespace nn = torch::nn;
+    auto m = std::make_unique<ObservedSequential>("StableModel");
+    m->add("fc1", nn::AnyModule(nn::Linear(100, 64)));
+    m->add("bn1", nn::AnyModule(nn::BatchNorm1d(nn::BatchNormOptions(64).eps(bnEps))));
+    m->add("relu1", nn::AnyModule(nn::ReLU()));
+    m->add("drop1", nn::AnyModule(nn::Dropout(0.3)));
+    m->add("fc2", nn::AnyModule(nn::Linear(64, 64)));
+    m->add("bn2", nn::AnyModule(nn::BatchNorm1d(nn::BatchNormOptions(64).eps(bnEps))));
+    m->add("relu2", nn::AnyModule(nn::ReLU()));
+    m->add("drop2", nn::AnyModule(nn::Dropout(0.3)));
+    m->add("fc3", nn::AnyModule(nn::Linear(64, 10)));
+    m->finalize();
+    return m;
+}
+
+const std::vector<ScenarioInfo> &scenarios()
+{
+    static const std::vector<ScenarioInfo> list = {
+        {"large-lr-ce", "Huge learning rate with cross-entropy: the loss oscillates but stays finite",
+         makeControls(100.0), 200},
+        {"large-lr-mse", "Learning rate above 2/curvature on an MSE regression: divergence to Inf, then NaN",
+         makeControls(1.0), 100},
+        {"nan-input", "A NaN and an Inf in the training data poison BatchNorm and then every weight",
+         makeControls(1e-3), 60},
+        {"log-zero", "log() of softmax probabilities that underflowed to exactly 0", makeControls(0.1), 30},
+        {"bn-constant", "BatchNorm with eps=0 over a feature that is constant across the batch: 0/0",
+         makeControls(0.1), 30},
+        {"sqrt-backward", "sqrt at exactly 0: a finite forward pass, NaN born in backward", makeControls(0.01), 30},
+        {"exploding-deep", "30-layer ReLU MLP with a too-large init: activations overflow deep in the net",
+         makeControls(1e-3), 10},
+        {"safe-training", "The nan-input data trained with the full recovery policy: quarantine, clip, roll back",
+         makeControls(1e-3, 5.0, RecoveryPolicy::full()), 200},
+    };
+    return list;
+}
+
+const ScenarioInfo *findScenario(const std::string &id)
+{
+    for (const ScenarioInfo &s : scenarios())
+        if (s.id == id)
+            return &s;
+    return nullptr;
+}
+
+ScenarioSetup buildScenario(const RunConfig &config)
+{
+    namespace nn = torch::nn;
+    if (!findScenario(config.scenario))
+        throw std::invalid_argument("unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)");
+    torch::manual_seed(config.seed);
+    ScenarioSetup s;
+    const std::string &id = config.scenario;
+
+    if (id == "large-lr-ce") {
+        s.model = std::make_unique<ObservedSequential>("Linear");
+        s.model->add("fc", nn::AnyModule(nn::Linear(100, 10)));
+        s.data = randomClassification(500, 100, 10);
+    } else if (id == "large-lr-mse") {
+        s.model = std::make_unique<ObservedSequential>("MLP");
+        s.model->add("fc1", nn::AnyModule(nn::Linear(100, 32)));
+        s.model->add("relu", nn::AnyModule(nn::ReLU()));
+        s.model->add("fc2", nn::AnyModule(nn::Linear(32, 1)));
+        const at::Tensor x = torch::randn({500, 100});
+        const at::Tensor w = torch::randn({100, 1}) * 0.1;
+        s.data = {x, x.matmul(w) + 0.1 * torch::randn({500, 1})};
+        s.loss = LossKind::Mse;
+    } else if (id == "nan-input" || id == "safe-training") {
+        s.model = stableModel();
+        s.data = randomClassification(500, 100, 10);
+        s.data.x[10][5] = NAN;
+        s.data.x[50][20] = INFINITY;
+        s.optimizer = OptimizerKind::AdamW;
+    } else if (id == "log-zero") {
+        s.model = std::make_unique<ObservedSequential>("SoftmaxClassifier");
+        nn::Linear fc(100, 10);
+        {
+            torch::NoGradGuard noGrad;
+            fc->weight.normal_(0.0, 20.0);  // logits ~ N(0, 200): gaps far past exp's range
+        }
+        s.model->add("fc", nn::AnyModule(fc));
+        s.model->add("softmax", nn::AnyModule(nn::Softmax(1)));
+        s.data = randomClassification(500, 100, 10);
+        s.loss = LossKind::NegLogOfProbabilities;
+    } else if (id == "bn-constant") {
+        const double eps = config.bnEps.value_or(0.0);
+        if (eps < 0)
+            throw std::invalid_argument("BatchNorm eps must be >= 0");
+        s.model = std::make_unique<ObservedSequential>("BNClassifier");
+        // momentum=None: running statistics are the plain average over the calibration batches.
+        nn::BatchNorm1d bn(nn::BatchNormOptions(100).eps(eps).momentum(c10::nullopt));
+        s.model->add("bn", nn::AnyModule(bn));
+        s.model->add("fc", nn::AnyModule(nn::Linear(100, 10)));
+        s.data = randomClassification(500, 100, 10);
+        s.data.x.select(1, 0).fill_(3.0);  // a feature that never varies (a stuck sensor, say)
+        // Calibrate the statistics in training mode (a batch of one fails here, as in LibTorch),
+        // then fine-tune with the BatchNorm frozen in eval mode, the usual recipe.
+        const int batch = config.batchSize > 0 ? config.batchSize : s.batchSize;
+        torch::NoGradGuard noGrad;
+        bn->train();
+        for (int64_t i = 0; i + batch <= s.data.x.size(0); i += batch)
+            bn->forward(s.data.x.slice(0, i, i + batch));
+        s.model->freeze("bn");
+    } else if (id == "sqrt-backward") {
+        s.model = std::make_unique<ObservedSequential>("NormRegressor");
+        s.model->add("fc", nn::AnyModule(nn::Linear(nn::LinearOptions(100, 16).bias(false))));
+        s.model->add("relu", nn::AnyModule(nn::ReLU()));
+        s.model->add("norm", nn::AnyModule(RowL2Norm()));
+        s.model->add("head", nn::AnyModule(nn::Linear(1, 1)));
+        at::Tensor x = torch::randn({500, 100});
+        x.slice(0, 0, 500, 8).zero_();  // zero-padded samples: every 8th row is all zeros
+        s.data = {x, torch::randn({500, 1})};
+        s.loss = LossKind::Mse;
+    } else if (id == "exploding-deep") {
+        s.model = std::make_unique<ObservedSequential>("DeepMLP");
+        for (int i = 0; i < 30; ++i) {
+            nn::Linear fc(i == 0 ? 100 : 64, 64);
+            {
+                torch::NoGradGuard noGrad;
+                fc->weight.normal_(0.0, 4.0);  // ~20x the He init: each layer multiplies by ~20
+            }
+            s.model->add("fc" + std::to_string(i + 1), nn::AnyModule(fc));
+            s.model->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
+        }
+        s.model->add("head", nn::AnyModule(nn::Linear(64, 10)));
+        s.data = randomClassification(500, 100, 10);
+    }
+    if (s.model->layers().empty())
+        s.model->finalize();
+    if (config.batchSize > 0)
+        s.batchSize = config.batchSize;
+    return s;
+}
+
+at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor &target)
+{
+    namespace F = torch::nn::functional;
+    switch (kind) {
+    case LossKind::CrossEntropy:
+        return F::cross_entropy(output, target);
+    case LossKind::Mse:
+        return F::mse_loss(output, target);
+    case LossKind::NegLogOfProbabilities: {
+        // -(t * log p) with one-hot t, as written by hand: 0 * log(0) = 0 * -Inf = NaN.
+        const at::Tensor oneHot = F::one_hot(target, output.size(1)).to(output.scalar_type());
+        return -(oneHot * torch::log(output)).sum(1).mean();
+    }
+    }
+    throw std::logic_error("unknown loss");
+}
+
+}  // namespace nanscope

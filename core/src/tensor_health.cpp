@@ -1,0 +1,267 @@
+#include "tensor_health.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace nanscope {
+
+void TensorHealth::merge(const TensorHealth &o)
+{
+    if (!o.present)
+        return;
+    const bool hadFinite = present && numel > nonFinite();
+    const bool otherFinite = o.numel > o.nonFinite();
+    numel += o.numel;
+    nan += o.nan;
+    posInf += o.posInf;
+    negInf += o.negInf;
+    if (otherFinite) {
+        min = hadFinite ? std::fmin(min, o.min) : o.min;
+        max = hadFinite ? std::fmax(max, o.max) : o.max;
+        absMax = hadFinite ? std::fmax(absMax, o.absMax) : o.absMax;
+    }
+    finiteL2 = std::sqrt(finiteL2 * finiteL2 + o.finiteL2 * o.finiteL2);
+    present = true;
+}
+
+namespace {
+
+inline double toDouble(double v) { return v; }
+inline double toDouble(float v) { return v; }
+inline double toDouble(c10::Half v) { return static_cast<float>(v); }
+inline double toDouble(c10::BFloat16 v) { return static_cast<float>(v); }
+
+// One pass classifies each element with isfinite/isnan; comparing values (x != x) would break
+// under fast-math and reads badly.
+template <typename T>
+TensorHealth scan(const T *data, std::int64_t n)
+{
+    TensorHealth h;
+    h.present = true;
+    h.numel = n;
+    double lo = INFINITY, hi = -INFINITY, sumSq = 0.0;
+    std::int64_t nan = 0, pinf = 0, ninf = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const double v = toDouble(data[i]);
+        if (std::isfinite(v)) {
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            sumSq += v * v;
+        } else if (std::isnan(v)) {
+            ++nan;
+        } else if (v > 0) {
+            ++pinf;
+        } else {
+            ++ninf;
+        }
+    }
+    h.nan = nan;
+    h.posInf = pinf;
+    h.negInf = ninf;
+    if (n > nan + pinf + ninf) {
+        h.min = lo;
+        h.max = hi;
+        h.absMax = std::fmax(std::fabs(lo), std::fabs(hi));
+    }
+    h.finiteL2 = std::sqrt(sumSq);
+    return h;
+}
+
+// The common case, float32, gets a branch-free kernel the compiler vectorises (AVX2 where the
+// CPU has it): per lane min, max, sum of squares and a count of non-finite bit patterns. Only a
+// tensor that holds non-finite values pays a second, exact pass to split NaN, +Inf and -Inf.
+constexpr std::uint32_t kExponentMask = 0x7f800000u;
+constexpr int kLanes = 16;
+
+struct FloatScan {
+    double sumSq = 0;
+    float lo = INFINITY, hi = -INFINITY;
+    std::int64_t special = 0;
+};
+
+__attribute__((target_clones("avx2", "default"))) FloatScan scanFloatFast(const float *p, std::int64_t n)
+{
+    float lo[kLanes], hi[kLanes];
+    double sq[kLanes];
+    std::uint32_t sp[kLanes];
+    for (int k = 0; k < kLanes; ++k) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+        sq[k] = 0;
+        sp[k] = 0;
+    }
+    std::int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int k = 0; k < kLanes; ++k) {
+            const float v = p[i + k];
+            std::uint32_t bits;
+            std::memcpy(&bits, &v, sizeof bits);
+            const bool special = (bits & kExponentMask) == kExponentMask;
+            const float f = special ? 0.0f : v;
+            const float forMin = special ? INFINITY : v;
+            const float forMax = special ? -INFINITY : v;
+            lo[k] = forMin < lo[k] ? forMin : lo[k];
+            hi[k] = forMax > hi[k] ? forMax : hi[k];
+            sq[k] += double(f) * double(f);
+            sp[k] += special;
+        }
+    FloatScan r;
+    for (int k = 0; k < kLanes; ++k) {
+        r.lo = lo[k] < r.lo ? lo[k] : r.lo;
+        r.hi = hi[k] > r.hi ? hi[k] : r.hi;
+        r.sumSq += sq[k];
+        r.special += sp[k];
+    }
+    for (; i < n; ++i) {
+        const float v = p[i];
+        if (std::isfinite(v)) {
+            r.lo = v < r.lo ? v : r.lo;
+            r.hi = v > r.hi ? v : r.hi;
+            r.sumSq += double(v) * double(v);
+        } else {
+            ++r.special;
+        }
+    }
+    return r;
+}
+
+__attribute__((target_clones("avx2", "default"))) bool anyNonFiniteFloat(const float *p, std::int64_t n)
+{
+    constexpr std::int64_t chunk = 1024;
+    for (std::int64_t start = 0; start < n; start += chunk) {
+        const std::int64_t end = start + chunk < n ? start + chunk : n;
+        std::uint32_t any = 0;
+        for (std::int64_t i = start; i < end; ++i) {
+            std::uint32_t bits;
+            std::memcpy(&bits, p + i, sizeof bits);
+            any |= (bits & kExponentMask) == kExponentMask;
+        }
+        if (any)
+            return true;
+    }
+    return false;
+}
+
+TensorHealth scanFloat(const float *p, std::int64_t n)
+{
+    const FloatScan f = scanFloatFast(p, n);
+    if (f.special > 0)
+        return scan(p, n);  // rare: an unhealthy tensor gets the exact classification
+    TensorHealth h;
+    h.present = true;
+    h.numel = n;
+    if (n > 0) {
+        h.min = f.lo;
+        h.max = f.hi;
+        h.absMax = std::fmax(std::fabs(double(f.lo)), std::fabs(double(f.hi)));
+    }
+    h.finiteL2 = std::sqrt(f.sumSq);
+    return h;
+}
+
+TensorHealth integerHealth(const at::Tensor &t)
+{
+    // Integers are always finite; their range still helps (labels out of range, say).
+    TensorHealth h;
+    h.present = true;
+    h.numel = t.numel();
+    if (h.numel > 0) {
+        const at::Tensor d = t.to(at::kDouble);
+        h.min = d.min().item<double>();
+        h.max = d.max().item<double>();
+        h.absMax = d.abs().max().item<double>();
+        h.finiteL2 = d.norm().item<double>();
+    }
+    return h;
+}
+
+}  // namespace
+
+TensorHealth computeHealth(const at::Tensor &input)
+{
+    if (!input.defined())
+        return {};
+    at::Tensor t = input.is_cpu() ? input : input.to(at::kCPU);
+    if (!t.is_contiguous())
+        t = t.contiguous();
+    const std::int64_t n = t.numel();
+    switch (t.scalar_type()) {
+    case at::kFloat:
+        return scanFloat(t.data_ptr<float>(), n);
+    case at::kDouble:
+        return scan(t.data_ptr<double>(), n);
+    case at::kHalf:
+        return scan(t.data_ptr<c10::Half>(), n);
+    case at::kBFloat16:
+        return scan(t.data_ptr<c10::BFloat16>(), n);
+    default:
+        return integerHealth(t);
+    }
+}
+
+at::Tensor healthStatsOnDevice(const at::Tensor &input)
+{
+    const at::Tensor t = input.detach().to(at::kFloat).reshape({-1});
+    const at::Tensor finite = at::isfinite(t);
+    const at::Tensor finiteVals = at::where(finite, t, at::zeros_like(t));
+    const at::Tensor inf = at::isinf(t);
+    const at::Tensor big = at::full_like(t, INFINITY);
+    const auto count = [](const at::Tensor &mask) { return mask.sum().to(at::kDouble).reshape({1}); };
+    const at::Tensor anyFinite = finite.any();
+    const auto orNan = [&](const at::Tensor &v) {
+        return at::where(anyFinite, v, at::full_like(v, NAN)).to(at::kDouble).reshape({1});
+    };
+    return at::cat({at::full({1}, double(t.numel()), t.options().dtype(at::kDouble)),
+                    count(at::isnan(t)),
+                    count(at::logical_and(inf, t > 0)),
+                    count(at::logical_and(inf, t < 0)),
+                    orNan(at::where(finite, t, big).min()),
+                    orNan(at::where(finite, t, -big).max()),
+                    orNan(finiteVals.abs().max()),
+                    finiteVals.to(at::kDouble).norm().reshape({1})});
+}
+
+TensorHealth healthFromStats(const double *s)
+{
+    TensorHealth h;
+    h.present = true;
+    h.numel = static_cast<std::int64_t>(s[0]);
+    h.nan = static_cast<std::int64_t>(s[1]);
+    h.posInf = static_cast<std::int64_t>(s[2]);
+    h.negInf = static_cast<std::int64_t>(s[3]);
+    h.min = s[4];
+    h.max = s[5];
+    h.absMax = s[6];
+    h.finiteL2 = s[7];
+    return h;
+}
+
+bool allFinite(const at::Tensor &t)
+{
+    if (!t.defined() || t.numel() == 0 || !at::isFloatingType(t.scalar_type()))
+        return true;
+    if (t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous())
+        return !anyNonFiniteFloat(t.data_ptr<float>(), t.numel());
+    if (t.is_cpu())
+        return computeHealth(t).nonFinite() == 0;
+    return at::isfinite(t).all().item<bool>();
+}
+
+std::vector<std::int64_t> nonFiniteRows(const at::Tensor &batch, const std::vector<std::int64_t> &indices)
+{
+    std::vector<std::int64_t> bad;
+    if (!at::isFloatingType(batch.scalar_type()) || batch.numel() == 0)
+        return bad;
+    const at::Tensor rowsOk = at::isfinite(batch.reshape({batch.size(0), -1})).all(1).to(at::kCPU);
+    const auto ok = rowsOk.accessor<bool, 1>();
+    for (std::int64_t r = 0; r < ok.size(0); ++r)
+        if (!ok[r])
+            bad.push_back(r < static_cast<std::int64_t>(indices.size()) ? indices[r] : r);
+    return bad;
+}
+
+}  // namespace nanscope

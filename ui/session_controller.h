@@ -1,0 +1,60 @@
+#pragma once
+// The GUI's observer of a Session. Records arrive on the worker thread and are queued under a
+// short lock; a timer on the GUI thread hands them over in batches, so the window repaints at
+// most ~30 times a second whatever the step rate. Records of a replaced run are dropped.
+#include "nanscope/session.h"
+
+#include <QObject>
+#include <QTimer>
+#include <QVector>
+
+#include <mutex>
+#include <vector>
+
+Q_DECLARE_METATYPE(nanscope::StepRecordPtr)
+
+namespace nanscope {
+
+class SessionController final : public QObject, private SessionObserver {
+    Q_OBJECT
+public:
+    explicit SessionController(QObject *parent = nullptr);
+    ~SessionController() override;
+
+    Session &session() { return session_; }
+    bool start(const RunConfig &config, QString *error);
+    const std::vector<Layer> &layers() const { return layers_; }
+    int deliveries() const { return deliveries_; }
+
+Q_SIGNALS:
+    void runStarted(int run);
+    void recordsArrived(const QVector<nanscope::StepRecordPtr> &records);
+    void eventArrived(int step, int kind, const QString &text);
+    void stateChanged(int state);
+    void runFinished(const QString &error);
+
+private:
+    void runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config) override;
+    void stepRecorded(const StepRecordPtr &record) override;
+    void eventRaised(const Event &event) override;
+    void stateChanged(SessionState state) override;
+    void runFinished(const RunSummary &summary) override;
+    void drain();
+
+    Session session_;
+    QTimer flushTimer_;
+    std::mutex mutex_;
+    std::vector<StepRecordPtr> queued_;
+    std::vector<Event> queuedEvents_;
+    bool started_ = false;
+    std::vector<Layer> pendingLayers_;
+    int pendingRun_ = 0;
+    bool finished_ = false;
+    QString finishError_;
+    std::vector<SessionState> states_;
+    std::vector<Layer> layers_;
+    int currentRun_ = 0;
+    int deliveries_ = 0;
+};
+
+}  // namespace nanscope
