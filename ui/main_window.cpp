@@ -53,11 +53,11 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     status_ = new QLabel(tr("idle"));
     statusBar()->addWidget(status_);
 
-    connect(&controller_, &SessionController::runStarted, this, [this](int) { resetPlots(); });
+    connect(&controller_, &SessionController::runBegun, this, [this](int) { resetPlots(); });
     connect(&controller_, &SessionController::recordsArrived, this, &MainWindow::onRecords);
     connect(&controller_, &SessionController::eventArrived, this, &MainWindow::onEvent);
-    connect(&controller_, &SessionController::stateChanged, this, &MainWindow::onState);
-    connect(&controller_, &SessionController::runFinished, this, &MainWindow::onFinished);
+    connect(&controller_, &SessionController::sessionStateChanged, this, &MainWindow::onState);
+    connect(&controller_, &SessionController::runCompleted, this, &MainWindow::onFinished);
     resize(1100, 750);
 }
 

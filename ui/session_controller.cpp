@@ -92,7 +92,7 @@ void SessionController::drain()
             layers_ = pendingLayers_;
     }
     if (started)
-        Q_EMIT runStarted(run);
+        Q_EMIT runBegun(run);
     QVector<StepRecordPtr> current;
     current.reserve(int(records.size()));
     for (const StepRecordPtr &r : records)
@@ -105,9 +105,9 @@ void SessionController::drain()
     for (const Event &e : events)
         Q_EMIT eventArrived(e.step, int(e.kind), QString::fromStdString(e.text));
     for (SessionState s : states)
-        Q_EMIT stateChanged(int(s));
+        Q_EMIT sessionStateChanged(int(s));
     if (finished)
-        Q_EMIT runFinished(error);
+        Q_EMIT runCompleted(error);
 }
 
 }  // namespace nanscope

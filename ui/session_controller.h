@@ -27,11 +27,11 @@ public:
     int deliveries() const { return deliveries_; }
 
 Q_SIGNALS:
-    void runStarted(int run);
+    void runBegun(int run);
     void recordsArrived(const QVector<nanscope::StepRecordPtr> &records);
     void eventArrived(int step, int kind, const QString &text);
-    void stateChanged(int state);
-    void runFinished(const QString &error);
+    void sessionStateChanged(int state);
+    void runCompleted(const QString &error);
 
 private:
     void runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config) override;

@@ -1,0 +1,66 @@
+#pragma once
+// Test helper: runs a session to the end and keeps everything it reported.
+#include "nanscope/session.h"
+
+#include <mutex>
+#include <vector>
+
+struct RunCollector final : nanscope::SessionObserver {
+    std::mutex mutex;
+    std::vector<nanscope::Layer> layers;
+    std::vector<nanscope::StepRecordPtr> records;
+    std::vector<nanscope::Event> events;
+    std::vector<nanscope::SessionState> states;
+    nanscope::RunSummary summary;
+    bool finished = false;
+
+    void runStarted(int, const std::vector<nanscope::Layer> &l, const nanscope::RunConfig &) override
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        layers = l;
+    }
+    void stepRecorded(const nanscope::StepRecordPtr &r) override
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        records.push_back(r);
+    }
+    void eventRaised(const nanscope::Event &e) override
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        events.push_back(e);
+    }
+    void stateChanged(nanscope::SessionState s) override
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        states.push_back(s);
+    }
+    void runFinished(const nanscope::RunSummary &s) override
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        summary = s;
+        finished = true;
+    }
+    int layerId(const std::string &path) const
+    {
+        for (const auto &l : layers)
+            if (l.path == path)
+                return l.id;
+        return -1;
+    }
+};
+
+// Runs `config` to completion on a fresh session.
+#include <memory>
+inline std::unique_ptr<RunCollector> runToEnd(const nanscope::RunConfig &config)
+{
+    auto c = std::make_unique<RunCollector>();
+    nanscope::Session session;
+    session.addObserver(c.get());
+    std::string error;
+    if (session.start(config, &error))
+        session.wait(300000);
+    else
+        c->summary.error = error;
+    session.removeObserver(c.get());
+    return c;
+}

@@ -1,0 +1,160 @@
+// The command line: JSON output parsed back, and bad arguments refused with a message.
+#include "cli.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+#include <sstream>
+
+using namespace nanscope;
+
+namespace {
+
+struct Output {
+    int code = 0;
+    QString out, err;
+    QList<QJsonObject> objects;
+};
+
+Output run(const QStringList &args)
+{
+    std::vector<std::string> a;
+    for (const QString &s : args)
+        a.push_back(s.toStdString());
+    std::ostringstream out, err;
+    Output o;
+    o.code = cli::runSubcommand(a, out, err);
+    o.out = QString::fromStdString(out.str());
+    o.err = QString::fromStdString(err.str());
+    for (const QString &line : o.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        const QJsonDocument d = QJsonDocument::fromJson(line.toUtf8());
+        if (d.isObject())
+            o.objects.push_back(d.object());
+    }
+    return o;
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void scenariosListsEveryId();
+    void runJsonReportsTheOrigin();
+    void nonFiniteNumbersAreStrings();
+    void badArguments_data();
+    void badArguments();
+    void executableRunsHeadless();
+};
+
+void TestCli::scenariosListsEveryId()
+{
+    const Output o = run({QStringLiteral("scenarios")});
+    QCOMPARE(o.code, 0);
+    for (const char *id : {"large-lr-ce", "large-lr-mse", "nan-input", "log-zero", "bn-constant", "sqrt-backward",
+                           "exploding-deep", "safe-training"})
+        QVERIFY2(o.out.contains(QLatin1String(id)), id);
+}
+
+void TestCli::runJsonReportsTheOrigin()
+{
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("large-lr-mse"),
+                          QStringLiteral("--steps"), QStringLiteral("12"), QStringLiteral("--json")});
+    QCOMPARE(o.code, 0);
+    int steps = 0;
+    QJsonObject summary;
+    for (const QJsonObject &j : o.objects) {
+        if (j[QLatin1String("type")] == QLatin1String("step")) {
+            QCOMPARE(j[QLatin1String("step")].toInt(), steps);
+            QVERIFY(j.contains(QLatin1String("loss")) && j.contains(QLatin1String("grad_norm")) &&
+                    j.contains(QLatin1String("lr")) && j[QLatin1String("nonfinite_layers")].isArray());
+            ++steps;
+        }
+        if (j[QLatin1String("type")] == QLatin1String("summary"))
+            summary = j;
+    }
+    QCOMPARE(steps, 12);
+    QCOMPARE(summary[QLatin1String("scenario")].toString(), QStringLiteral("large-lr-mse"));
+    QCOMPARE(summary[QLatin1String("steps_run")].toInt(), 12);
+    QCOMPARE(summary[QLatin1String("first_nonfinite_step")].toInt(), 8);
+    const QJsonObject origin = summary[QLatin1String("origin")].toObject();
+    QCOMPARE(origin[QLatin1String("phase")].toString(), QStringLiteral("forward"));
+    QCOMPARE(origin[QLatin1String("layer")].toString(), QStringLiteral("fc2"));
+    QCOMPARE(origin[QLatin1String("op")].toString(), QStringLiteral("aten::addmm"));
+    QCOMPARE(origin[QLatin1String("produced")].toBool(), true);
+    QVERIFY(summary[QLatin1String("steps_per_s")].toDouble() > 0);
+}
+
+void TestCli::nonFiniteNumbersAreStrings()
+{
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                          QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--json")});
+    QCOMPARE(o.code, 0);
+    QJsonObject first;
+    for (const QJsonObject &j : o.objects)
+        if (first.isEmpty() && j[QLatin1String("type")] == QLatin1String("step"))
+            first = j;
+    QVERIFY(first[QLatin1String("loss")].isString());
+    QVERIFY(QStringList({QStringLiteral("NaN"), QStringLiteral("Infinity")}).contains(first[QLatin1String("loss")].toString()));
+}
+
+void TestCli::badArguments_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("no scenario") << QStringList{QStringLiteral("run")} << QStringLiteral("needs --scenario");
+    QTest::addRow("unknown scenario") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("nope")}
+                                      << QStringLiteral("unknown scenario 'nope'");
+    QTest::addRow("bad steps") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                                              QStringLiteral("--steps"), QStringLiteral("ten")}
+                               << QStringLiteral("--steps expects an integer");
+    QTest::addRow("bad lr") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                                           QStringLiteral("--lr"), QStringLiteral("nan")}
+                            << QStringLiteral("--lr expects a finite number");
+    QTest::addRow("bad recovery") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                                                 QStringLiteral("--recovery"), QStringLiteral("some")}
+                                  << QStringLiteral("--recovery is none, skip or full");
+    QTest::addRow("missing value") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario")}
+                                   << QStringLiteral("--scenario needs a value");
+    QTest::addRow("unknown flag") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                                                 QStringLiteral("--fast")}
+                                  << QStringLiteral("unknown argument '--fast'");
+    QTest::addRow("batch of one") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("bn-constant"),
+                                                 QStringLiteral("--batch"), QStringLiteral("1")}
+                                  << QStringLiteral("more than 1 value per channel");
+}
+
+void TestCli::badArguments()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Output o = run(args);
+    QVERIFY(o.code != 0);
+    QVERIFY2(o.err.contains(message), qPrintable(o.err));
+    QCOMPARE(o.err.count(QLatin1Char('\n')), 1);  // one line, no LibTorch stack
+}
+
+void TestCli::executableRunsHeadless()
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("sqrt-backward"),
+                                           QStringLiteral("--steps"), QStringLiteral("3")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(out.contains(QLatin1String("first non-finite step: 0")), qPrintable(out));
+    QVERIFY(out.contains(QLatin1String("SqrtBackward0")));
+    p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("run"), QStringLiteral("--steps"), QStringLiteral("3")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

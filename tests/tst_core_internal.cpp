@@ -1,0 +1,245 @@
+// Core internals with real tensors: TensorHealth on hand-built tensors of each dtype, and the
+// trainer's guarantees (a discarded step changes nothing; a rollback restores everything).
+#include "tensor_health.h"
+#include "trainer.h"
+
+#include <torch/torch.h>
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace nanscope;
+
+Q_DECLARE_METATYPE(at::ScalarType)
+
+namespace {
+
+std::vector<at::Tensor> adamMoments(torch::optim::Optimizer &opt)
+{
+    std::vector<at::Tensor> out;
+    for (const auto &group : opt.param_groups())
+        for (const at::Tensor &p : group.params()) {
+            auto it = opt.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+            if (it == opt.state().end())
+                continue;
+            auto &s = static_cast<torch::optim::AdamWParamState &>(*it->second);
+            out.push_back(s.exp_avg().clone());
+            out.push_back(s.exp_avg_sq().clone());
+            out.push_back(torch::tensor(double(s.step())));
+        }
+    return out;
+}
+
+bool sameBits(const std::vector<at::Tensor> &a, const std::vector<at::Tensor> &b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!torch::equal(a[i], b[i]))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+class TestCoreInternal : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void health_data();
+    void health();
+    void nonContiguous();
+    void hugeFiniteValues();
+    void emptyTensor();
+    void deviceStatsMatchHostScan();
+    void nonFiniteRowsNamesDatasetIndices();
+    void discardedStepChangesNothing();
+    void rollbackRestoresBuffersAndOptimizerBitForBit();
+};
+
+void TestCoreInternal::health_data()
+{
+    QTest::addColumn<at::ScalarType>("dtype");
+    QTest::addColumn<QString>("pattern");
+    QTest::addColumn<qint64>("nan");
+    QTest::addColumn<qint64>("posInf");
+    QTest::addColumn<qint64>("negInf");
+    QTest::addColumn<double>("min");
+    QTest::addColumn<double>("max");
+    const std::pair<const char *, at::ScalarType> types[] = {
+        {"float", at::kFloat}, {"double", at::kDouble}, {"half", at::kHalf}, {"bfloat16", at::kBFloat16}};
+    for (const auto &[name, t] : types) {
+        QTest::addRow("%s all-nan", name) << t << "all-nan" << qint64(37) << qint64(0) << qint64(0) << double(NAN) << double(NAN);
+        QTest::addRow("%s mixed-inf", name) << t << "mixed-inf" << qint64(1) << qint64(2) << qint64(3) << -2.0 << 4.0;
+        QTest::addRow("%s finite", name) << t << "finite" << qint64(0) << qint64(0) << qint64(0) << -2.0 << 4.0;
+    }
+}
+
+void TestCoreInternal::health()
+{
+    QFETCH(at::ScalarType, dtype);
+    QFETCH(QString, pattern);
+    at::Tensor t;
+    if (pattern == QLatin1String("all-nan")) {
+        t = torch::full({37}, NAN);
+    } else {
+        // 40 values: -2..4 finite, then the non-finite ones sprinkled in
+        t = torch::linspace(-2, 4, 40);
+        if (pattern == QLatin1String("mixed-inf")) {
+            t[1] = NAN;
+            t[5] = INFINITY;
+            t[6] = INFINITY;
+            t[10] = -INFINITY;
+            t[11] = -INFINITY;
+            t[12] = -INFINITY;
+        }
+    }
+    t = t.to(dtype);
+    const TensorHealth h = computeHealth(t);
+    QFETCH(qint64, nan);
+    QFETCH(qint64, posInf);
+    QFETCH(qint64, negInf);
+    QFETCH(double, min);
+    QFETCH(double, max);
+    QCOMPARE(h.numel, t.numel());
+    QCOMPARE(h.nan, nan);
+    QCOMPARE(h.posInf, posInf);
+    QCOMPARE(h.negInf, negInf);
+    if (std::isnan(min)) {
+        QVERIFY(std::isnan(h.min) && std::isnan(h.max) && std::isnan(h.absMax));
+        QCOMPARE(h.finiteL2, 0.0);
+    } else {
+        QCOMPARE(h.min, min);
+        QCOMPARE(h.max, max);
+        QCOMPARE(h.absMax, 4.0);
+        const at::Tensor finite = t.to(at::kDouble).nan_to_num(0, 0, 0);
+        QVERIFY(std::fabs(h.finiteL2 - finite.norm().item<double>()) < 1e-6 * h.finiteL2);
+    }
+}
+
+void TestCoreInternal::nonContiguous()
+{
+    at::Tensor base = torch::arange(24, torch::kFloat).reshape({4, 6});
+    base[0][1] = NAN;
+    base[2][1] = -INFINITY;
+    const at::Tensor column = base.select(1, 1);  // stride 6
+    QVERIFY(!column.is_contiguous());
+    const TensorHealth h = computeHealth(column);
+    QCOMPARE(h.numel, 4);
+    QCOMPARE(h.nan, 1);
+    QCOMPARE(h.negInf, 1);
+    QCOMPARE(h.min, 7.0);
+    QCOMPARE(h.max, 19.0);
+    const TensorHealth ht = computeHealth(base.t());
+    QCOMPARE(ht.nan, 1);
+    QCOMPARE(ht.negInf, 1);
+}
+
+void TestCoreInternal::hugeFiniteValues()
+{
+    const at::Tensor t = torch::tensor({3.0e38f, -3.0e38f, 1.0f});
+    const TensorHealth h = computeHealth(t);
+    QCOMPARE(h.nonFinite(), 0);
+    QCOMPARE(h.max, double(3.0e38f));
+    QCOMPARE(h.absMax, double(3.0e38f));
+    QVERIFY(std::isfinite(h.finiteL2));  // accumulated in double: no overflow of the norm
+    QVERIFY(h.finiteL2 > 4.2e38);
+}
+
+void TestCoreInternal::emptyTensor()
+{
+    const TensorHealth h = computeHealth(torch::empty({0, 5}));
+    QVERIFY(h.present);
+    QCOMPARE(h.numel, 0);
+    QCOMPARE(h.nonFinite(), 0);
+    QVERIFY(std::isnan(h.min));
+    QCOMPARE(computeHealth(at::Tensor()).present, false);
+}
+
+void TestCoreInternal::deviceStatsMatchHostScan()
+{
+    // The device path's reductions, run on the CPU here, agree with the fused host scan.
+    at::Tensor t = torch::randn({1000});
+    t[3] = NAN;
+    t[7] = INFINITY;
+    t[9] = -INFINITY;
+    const at::Tensor stats = healthStatsOnDevice(t).contiguous();
+    const TensorHealth d = healthFromStats(stats.data_ptr<double>());
+    const TensorHealth h = computeHealth(t);
+    QCOMPARE(d.numel, h.numel);
+    QCOMPARE(d.nan, h.nan);
+    QCOMPARE(d.posInf, h.posInf);
+    QCOMPARE(d.negInf, h.negInf);
+    QCOMPARE(d.min, h.min);
+    QCOMPARE(d.max, h.max);
+    QVERIFY(std::fabs(d.finiteL2 - h.finiteL2) < 1e-9 * h.finiteL2);
+}
+
+void TestCoreInternal::nonFiniteRowsNamesDatasetIndices()
+{
+    at::Tensor batch = torch::zeros({4, 3});
+    batch[1][2] = NAN;
+    batch[3][0] = -INFINITY;
+    QVERIFY(nonFiniteRows(batch, {40, 41, 42, 43}) == (std::vector<std::int64_t>{41, 43}));
+}
+
+void TestCoreInternal::discardedStepChangesNothing()
+{
+    RunConfig config;
+    config.scenario = "nan-input";
+    Trainer trainer(buildScenario(config), config);
+    // Find the first step whose batch holds the bad samples; apply the clean ones before it.
+    for (int i = 0; i < 30; ++i) {
+        const auto params = cloneAll(trainer.model().parameters());
+        const auto buffers = cloneAll(trainer.model().buffers());
+        auto rec = trainer.computeStep();
+        if (rec->nonFinite()) {
+            // BatchNorm's running statistics took in NaN during the forward pass...
+            QVERIFY(!trainer.stateFinite());
+            trainer.discardStep(*rec, false);
+            // ...and discarding the step puts everything back, bit for bit.
+            QVERIFY(sameBits(cloneAll(trainer.model().parameters()), params));
+            QVERIFY(sameBits(cloneAll(trainer.model().buffers()), buffers));
+            QVERIFY(trainer.stateFinite());
+            return;
+        }
+        std::vector<Event> events;
+        std::string stop;
+        trainer.applyStep(*rec, events, stop);
+    }
+    QFAIL("no non-finite batch in 30 steps");
+}
+
+void TestCoreInternal::rollbackRestoresBuffersAndOptimizerBitForBit()
+{
+    RunConfig config;
+    config.scenario = "safe-training";
+    config.snapshotEvery = 5;
+    Trainer trainer(buildScenario(config), config);
+    std::vector<at::Tensor> params, buffers, moments;
+    for (int i = 0; i < 14; ++i) {
+        if (trainer.step() == 10) {
+            params = cloneAll(trainer.model().parameters());
+            buffers = cloneAll(trainer.model().buffers());
+            moments = adamMoments(trainer.optimizer());
+        }
+        auto rec = trainer.computeStep();
+        QVERIFY(!rec->nonFinite() || rec->origin.phase == Phase::Input);
+        std::vector<Event> events;
+        std::string stop;
+        trainer.applyStep(*rec, events, stop);
+    }
+    QVERIFY(!moments.empty());
+    QVERIFY(!sameBits(cloneAll(trainer.model().buffers()), buffers));  // training moved them on
+    QVERIFY(!sameBits(adamMoments(trainer.optimizer()), moments));
+    std::string what;
+    QVERIFY(trainer.rollback(true, &what));
+    QVERIFY(what.find("step 10") != std::string::npos);
+    QVERIFY(sameBits(cloneAll(trainer.model().parameters()), params));
+    QVERIFY(sameBits(cloneAll(trainer.model().buffers()), buffers));
+    QVERIFY(sameBits(adamMoments(trainer.optimizer()), moments));
+    QCOMPARE(trainer.learningRate(), 0.5e-3);
+}
+
+QTEST_GUILESS_MAIN(TestCoreInternal)
+#include "tst_core_internal.moc"

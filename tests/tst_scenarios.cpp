@@ -1,0 +1,192 @@
+// Each reference scenario asserts what it measures: the step, the phase, the layer, the op.
+#include "run_collector.h"
+
+#include "nanscope/scenario.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <set>
+
+using namespace nanscope;
+
+class TestScenarios : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void origins_data();
+    void origins();
+    void largeLrCeStaysFinite();
+    void nanInputFindsTheBadSamples();
+    void bnConstantWithDefaultEpsIsFinite();
+    void bnBatchOfOneIsAClearError();
+    void sqrtBackwardHasACleanForward();
+    void safeTrainingRecovers();
+    void sameSeedGivesIdenticalRecords();
+};
+
+void TestScenarios::origins_data()
+{
+    QTest::addColumn<QString>("scenario");
+    QTest::addColumn<int>("firstStep");
+    QTest::addColumn<QString>("phase");
+    QTest::addColumn<QString>("layer");
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<bool>("produced");
+    QTest::addRow("large-lr-mse") << "large-lr-mse" << 8 << "forward" << "fc2" << "aten::addmm" << true;
+    QTest::addRow("nan-input") << "nan-input" << 0 << "input" << "" << "" << true;
+    QTest::addRow("log-zero") << "log-zero" << 0 << "loss" << "" << "aten::log" << true;
+    QTest::addRow("bn-constant") << "bn-constant" << 0 << "forward" << "bn" << "aten::native_batch_norm" << true;
+    QTest::addRow("sqrt-backward") << "sqrt-backward" << 0 << "backward" << "norm" << "SqrtBackward0" << true;
+    QTest::addRow("exploding-deep") << "exploding-deep" << 0 << "forward" << "fc28" << "aten::addmm" << true;
+}
+
+void TestScenarios::origins()
+{
+    QFETCH(QString, scenario);
+    QFETCH(int, firstStep);
+    QFETCH(QString, phase);
+    QFETCH(QString, layer);
+    QFETCH(QString, op);
+    QFETCH(bool, produced);
+    RunConfig config;
+    config.scenario = scenario.toStdString();
+    config.steps = 12;
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    const RunSummary &s = run->summary;
+    QCOMPARE(s.firstNonFiniteStep, firstStep);
+    QCOMPARE(QString::fromLatin1(phaseName(s.origin.phase)), phase);
+    QCOMPARE(QString::fromStdString(s.origin.layerPath), layer);
+    QVERIFY2(QString::fromStdString(s.origin.op).startsWith(op), s.origin.op.c_str());
+    QCOMPARE(s.origin.produced, produced);
+    QVERIFY(!s.origin.explanation.empty());
+    // Every step before the first non-finite one was finite, and that one is in the records.
+    for (const auto &r : run->records)
+        QCOMPARE(r->nonFinite(), r->step >= firstStep ? r->nonFinite() : false);
+    QVERIFY(run->records.at(firstStep)->nonFinite());
+}
+
+void TestScenarios::largeLrCeStaysFinite()
+{
+    RunConfig config;
+    config.scenario = "large-lr-ce";
+    const auto run = runToEnd(config);
+    QCOMPARE(run->summary.stepsRun, 200);
+    QCOMPARE(run->summary.firstNonFiniteStep, -1);
+    double peak = 0;
+    for (const auto &r : run->records) {
+        QVERIFY(std::isfinite(r->loss));
+        QVERIFY(std::isfinite(r->gradNorm));
+        peak = std::max(peak, r->loss);
+    }
+    QVERIFY2(peak > 10.0, "lr=100 should make the loss oscillate far above ln 10");
+}
+
+void TestScenarios::nanInputFindsTheBadSamples()
+{
+    RunConfig config;
+    config.scenario = "nan-input";
+    config.steps = 20;
+    const auto run = runToEnd(config);
+    std::set<std::int64_t> bad;
+    int firstBadBatch = -1;
+    for (const auto &r : run->records) {
+        if (!r->badSamples.empty() && firstBadBatch < 0)
+            firstBadBatch = r->step;
+        bad.insert(r->badSamples.begin(), r->badSamples.end());
+    }
+    QVERIFY(bad == (std::set<std::int64_t>{10, 50}));
+    const StepRecord &first = *run->records.at(firstBadBatch);
+    QCOMPARE(first.origin.phase, Phase::Input);
+    QCOMPARE(first.inputHealth.nan + first.inputHealth.posInf, std::int64_t(first.badSamples.size()));
+    // fc1 only passes the bad input on; BatchNorm spreads it over the whole batch.
+    const int fc1 = run->layerId("fc1"), bn1 = run->layerId("bn1");
+    QVERIFY(!first.layers[fc1].inputFinite);
+    QVERIFY(first.layers[fc1].forward.hasNonFinite());
+    QVERIFY(first.layers[fc1].forward.nonFinite() < first.layers[fc1].forward.numel);
+    QCOMPARE(first.layers[bn1].forward.nonFinite(), first.layers[bn1].forward.numel);
+    // Without recovery the update poisons the weights: the next step's origin is the update.
+    const StepRecord &next = *run->records.at(firstBadBatch + 1);
+    QCOMPARE(next.origin.phase, Phase::Update);
+    QVERIFY(!run->summary.finalStateFinite);
+}
+
+void TestScenarios::bnConstantWithDefaultEpsIsFinite()
+{
+    RunConfig config;
+    config.scenario = "bn-constant";
+    config.steps = 10;
+    config.bnEps = 1e-5;
+    const auto run = runToEnd(config);
+    QVERIFY(run->summary.error.empty());
+    QCOMPARE(run->summary.firstNonFiniteStep, -1);
+}
+
+void TestScenarios::bnBatchOfOneIsAClearError()
+{
+    RunConfig config;
+    config.scenario = "bn-constant";
+    config.batchSize = 1;
+    const auto run = runToEnd(config);
+    QVERIFY(!run->summary.error.empty());
+    QVERIFY2(QString::fromStdString(run->summary.error).contains(QLatin1String("more than 1 value per channel")),
+             run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 0);
+}
+
+void TestScenarios::sqrtBackwardHasACleanForward()
+{
+    RunConfig config;
+    config.scenario = "sqrt-backward";
+    config.steps = 1;
+    const auto run = runToEnd(config);
+    const StepRecord &r = *run->records.at(0);
+    for (const LayerHealth &l : r.layers)
+        QVERIFY(!l.forward.hasNonFinite());
+    QVERIFY(!r.lossHealth.hasNonFinite());
+    QVERIFY(r.layers[run->layerId("relu")].grad.hasNonFinite());
+    QVERIFY(!r.layers[run->layerId("norm")].grad.hasNonFinite());
+}
+
+void TestScenarios::safeTrainingRecovers()
+{
+    RunConfig config;
+    config.scenario = "safe-training";
+    const auto run = runToEnd(config);
+    const RunSummary &s = run->summary;
+    QVERIFY(s.error.empty());
+    QCOMPARE(s.stepsRun, 200);
+    QVERIFY(s.finalStateFinite);
+    QVERIFY(s.quarantinedSamples == (std::vector<std::int64_t>{10, 50}));
+    for (const auto &r : run->records)
+        QVERIFY(std::isfinite(r->loss));
+}
+
+void TestScenarios::sameSeedGivesIdenticalRecords()
+{
+    RunConfig config;
+    config.scenario = "nan-input";
+    config.steps = 15;
+    config.seed = 42;
+    const auto a = runToEnd(config);
+    const auto b = runToEnd(config);
+    QCOMPARE(a->records.size(), b->records.size());
+    for (std::size_t i = 0; i < a->records.size(); ++i) {
+        const StepRecord &x = *a->records[i], &y = *b->records[i];
+        QCOMPARE(std::isnan(x.loss), std::isnan(y.loss));
+        if (!std::isnan(x.loss))
+            QCOMPARE(x.loss, y.loss);
+        QVERIFY(x.badSamples == y.badSamples);
+        for (std::size_t l = 0; l < x.layers.size(); ++l) {
+            QCOMPARE(x.layers[l].forward.nan, y.layers[l].forward.nan);
+            QCOMPARE(x.layers[l].forward.finiteL2, y.layers[l].forward.finiteL2);
+            QCOMPARE(x.layers[l].grad.finiteL2, y.layers[l].grad.finiteL2);
+        }
+    }
+    config.seed = 43;
+    const auto c = runToEnd(config);
+    QVERIFY(c->records.at(0)->loss != a->records.at(0)->loss);
+}
+
+QTEST_GUILESS_MAIN(TestScenarios)
+#include "tst_scenarios.moc"

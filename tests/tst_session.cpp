@@ -1,0 +1,174 @@
+// The session's live behaviour: controls at the next step, pause before the update, stop, step N.
+#include "run_collector.h"
+
+#include <QtTest>
+
+#include <chrono>
+#include <thread>
+
+using namespace nanscope;
+
+namespace {
+
+// Changes the LR from the observer callback when step `at` is recorded.
+struct LrChanger final : SessionObserver {
+    Session *session = nullptr;
+    int at = 5;
+    void stepRecorded(const StepRecordPtr &r) override
+    {
+        if (r->step == at) {
+            Controls c = session->controls();
+            c.learningRate = 0.5;
+            session->setControls(c);
+        }
+    }
+};
+
+template <typename Pred>
+bool waitFor(Pred pred, int ms = 30000)
+{
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > end)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+}
+
+std::size_t recordCount(RunCollector &c)
+{
+    std::lock_guard<std::mutex> lock(c.mutex);
+    return c.records.size();
+}
+
+}  // namespace
+
+class TestSession : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void controlChangeAppliesAtTheNextStep();
+    void pauseOnNonFiniteLeavesTheWeightsUntouched();
+    void stopMidRunReturnsPromptly();
+    void stepWhilePausedRunsExactlyThatMany();
+    void badConfigurationIsRefusedWithAMessage();
+};
+
+void TestSession::controlChangeAppliesAtTheNextStep()
+{
+    Session session;
+    RunCollector c;
+    LrChanger changer;
+    changer.session = &session;
+    session.addObserver(&c);
+    session.addObserver(&changer);
+    RunConfig config;
+    config.scenario = "large-lr-ce";
+    config.steps = 10;
+    QVERIFY(session.start(config));
+    QVERIFY(session.wait(60000));
+    QCOMPARE(c.records.size(), std::size_t(10));
+    for (const auto &r : c.records)
+        QCOMPARE(r->learningRate, r->step <= 5 ? 100.0 : 0.5);
+    bool logged = false;
+    for (const Event &e : c.events)
+        logged = logged || (e.kind == EventKind::ControlChange && e.step == 6 && e.text == "lr 0.5");
+    QVERIFY(logged);
+}
+
+void TestSession::pauseOnNonFiniteLeavesTheWeightsUntouched()
+{
+    Session session;
+    RunCollector c;
+    session.addObserver(&c);
+    RunConfig config;
+    config.scenario = "nan-input";
+    config.steps = 30;
+    Controls controls;
+    controls.learningRate = 1e-3;
+    controls.pauseOnNonFinite = true;
+    config.controls = controls;
+    QVERIFY(session.start(config));
+    QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
+    StepRecordPtr paused;
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        paused = c.records.back();
+    }
+    QVERIFY(paused->nonFinite());
+    QCOMPARE(paused->origin.phase, Phase::Input);
+    const std::size_t before = recordCount(c);
+    session.decidePausedStep(PausedStepDecision::SkipBatch);
+    QVERIFY(waitFor([&] { return recordCount(c) > before; }));
+    StepRecordPtr next;
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        next = c.records.at(before);
+    }
+    QCOMPARE(next->step, paused->step + 1);
+    // The skipped step changed nothing: the next step sees the very same parameters.
+    for (std::size_t l = 0; l < next->layers.size(); ++l) {
+        QCOMPARE(next->layers[l].params.finiteL2, paused->layers[l].params.finiteL2);
+        QCOMPARE(next->layers[l].params.nonFinite(), std::int64_t(0));
+    }
+    session.stop();
+    QVERIFY(session.wait(10000));
+}
+
+void TestSession::stopMidRunReturnsPromptly()
+{
+    Session session;
+    RunCollector c;
+    session.addObserver(&c);
+    RunConfig config;
+    config.scenario = "safe-training";
+    config.steps = 1000000;
+    QVERIFY(session.start(config));
+    QVERIFY(waitFor([&] { return recordCount(c) >= 5; }));
+    const auto t0 = std::chrono::steady_clock::now();
+    session.stop();
+    QVERIFY(session.wait(2000));
+    QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+    QVERIFY(c.finished);
+    QVERIFY(c.summary.stepsRun < 1000000);
+    QVERIFY(c.summary.error.empty());
+}
+
+void TestSession::stepWhilePausedRunsExactlyThatMany()
+{
+    Session session;
+    RunCollector c;
+    session.addObserver(&c);
+    RunConfig config;
+    config.scenario = "large-lr-ce";
+    config.steps = 100000;
+    QVERIFY(session.start(config));
+    QVERIFY(waitFor([&] { return recordCount(c) >= 2; }));
+    session.pause();
+    QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let a step in flight land
+    const std::size_t before = recordCount(c);
+    session.stepOnce(3);
+    QVERIFY(waitFor([&] { return recordCount(c) >= before + 3; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    QCOMPARE(recordCount(c), before + 3);
+    session.stop();
+    QVERIFY(session.wait(10000));
+}
+
+void TestSession::badConfigurationIsRefusedWithAMessage()
+{
+    Session session;
+    RunConfig config;
+    config.scenario = "no-such-scenario";
+    std::string error;
+    QVERIFY(!session.start(config, &error));
+    QVERIFY(error.find("unknown scenario") != std::string::npos);
+    config.scenario = "large-lr-ce";
+    config.device = "tpu";
+    QVERIFY(!session.start(config, &error));
+    QVERIFY(error.find("unknown device") != std::string::npos);
+}
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "tst_session.moc"
