@@ -15,22 +15,56 @@ namespace {
 struct TraceState {
     std::mutex mutex;  // backward may run on the engine's worker threads (devices)
     TracedOp first;
+    // Outputs already checked finite, with their version: an op's input is usually the output
+    // of the op before, so it need not be scanned twice. Held, so no address is reused; bounded.
+    std::vector<std::pair<at::Tensor, std::uint32_t>> verified;
+    std::size_t next = 0;
 };
+constexpr std::size_t kVerifiedCapacity = 16;
 
 // The callbacks are plain function pointers, so the active trace is reached through a global;
 // only one OpTracer is active at a time (the session re-runs one step at a time).
 TraceState *g_state = nullptr;
 thread_local std::vector<std::string> t_backwardNodes;
+TraceState *g_stateForMemo() { return g_state; }
 
 bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
 
-bool anyNonFinite(c10::ArrayRef<const c10::IValue> values)
+bool knownFinite(const at::Tensor &t)
+{
+    TraceState *s = g_stateForMemo();
+    if (!s)
+        return false;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    for (const auto &entry : s->verified)
+        if (entry.first.is_same(t) && entry.second == t._version())
+            return true;
+    return false;
+}
+
+void rememberFinite(const at::Tensor &t)
+{
+    TraceState *s = g_stateForMemo();
+    if (!s)
+        return;
+    std::lock_guard<std::mutex> lock(s->mutex);
+    if (s->verified.size() < kVerifiedCapacity)
+        s->verified.emplace_back(t, t._version());
+    else
+        s->verified[s->next++ % kVerifiedCapacity] = {t, t._version()};
+}
+
+bool anyNonFinite(c10::ArrayRef<const c10::IValue> values, bool remember = false)
 {
     for (const c10::IValue &v : values) {
         if (v.isTensor()) {
             const at::Tensor &t = v.toTensor();
-            if (isChecked(t) && !allFinite(t))
+            if (!isChecked(t) || knownFinite(t))
+                continue;
+            if (!allFinite(t))
                 return true;
+            if (remember)
+                rememberFinite(t);
         } else if (v.isTensorList()) {
             for (const at::Tensor &t : v.toTensorList().vec())
                 if (isChecked(t) && !allFinite(t))
@@ -88,7 +122,7 @@ void onEnd(const at::RecordFunction &fn, at::ObserverContext *base)
     if (!ctx || !ctx->inputsFinite || !g_state)
         return;
     const auto &outs = fn.outputs();
-    if (!anyNonFinite(c10::ArrayRef<const c10::IValue>(outs.data(), outs.size())))
+    if (!anyNonFinite(c10::ArrayRef<const c10::IValue>(outs.data(), outs.size()), /*remember=*/true))
         return;
     std::lock_guard<std::mutex> lock(g_state->mutex);
     if (g_state->first.found)

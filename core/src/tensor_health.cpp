@@ -71,11 +71,10 @@ TensorHealth scan(const T *data, std::int64_t n)
     return h;
 }
 
-// The common case, float32, gets a branch-free kernel the compiler vectorises (AVX2 where the
-// CPU has it): per lane min, max, sum of squares and a count of non-finite bit patterns. Only a
+// The common case, float32, gets a branch-free 8-lane kernel (AVX2 where the CPU has it, SSE
+// otherwise): per lane min, max, sum of squares and a count of non-finite bit patterns. Only a
 // tensor that holds non-finite values pays a second, exact pass to split NaN, +Inf and -Inf.
 constexpr std::uint32_t kExponentMask = 0x7f800000u;
-constexpr int kLanes = 16;
 
 struct FloatScan {
     double sumSq = 0;
@@ -83,38 +82,43 @@ struct FloatScan {
     std::int64_t special = 0;
 };
 
+// GCC/Clang vector extensions: 8 lanes, lowered to AVX2 or to SSE pairs.
+typedef float v8f __attribute__((vector_size(32)));
+typedef std::int32_t v8i __attribute__((vector_size(32)));
+
 __attribute__((target_clones("avx2", "default"))) FloatScan scanFloatFast(const float *p, std::int64_t n)
 {
-    float lo[kLanes], hi[kLanes];
-    double sq[kLanes];
-    std::uint32_t sp[kLanes];
-    for (int k = 0; k < kLanes; ++k) {
-        lo[k] = INFINITY;
-        hi[k] = -INFINITY;
-        sq[k] = 0;
-        sp[k] = 0;
-    }
-    std::int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int k = 0; k < kLanes; ++k) {
-            const float v = p[i + k];
-            std::uint32_t bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            const bool special = (bits & kExponentMask) == kExponentMask;
-            const float f = special ? 0.0f : v;
-            const float forMin = special ? INFINITY : v;
-            const float forMax = special ? -INFINITY : v;
-            lo[k] = forMin < lo[k] ? forMin : lo[k];
-            hi[k] = forMax > hi[k] ? forMax : hi[k];
-            sq[k] += double(f) * double(f);
-            sp[k] += special;
-        }
+    const v8f inf = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+    v8f lo = inf, hi = -inf;
+    v8i specials = {0, 0, 0, 0, 0, 0, 0, 0};
+    const v8i mask = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
     FloatScan r;
-    for (int k = 0; k < kLanes; ++k) {
+    std::int64_t i = 0;
+    constexpr std::int64_t block = 4096;  // squares summed in float lanes, flushed to double
+    while (i + 8 <= n) {
+        v8f sq = {0, 0, 0, 0, 0, 0, 0, 0};
+        const std::int64_t end = (i + block < n ? i + block : n) - 7;
+        for (; i < end; i += 8) {
+            v8f v;
+            std::memcpy(&v, p + i, sizeof v);
+            v8i bits;
+            std::memcpy(&bits, &v, sizeof bits);
+            const v8i special = (bits & mask) == mask;  // -1 where NaN or Inf
+            const v8f finite = (v8f)((v8i)v & ~special);
+            const v8f forMin = special ? inf : v;
+            const v8f forMax = special ? -inf : v;
+            lo = forMin < lo ? forMin : lo;
+            hi = forMax > hi ? forMax : hi;
+            sq += finite * finite;
+            specials -= special;
+        }
+        for (int k = 0; k < 8; ++k)
+            r.sumSq += double(sq[k]);
+    }
+    for (int k = 0; k < 8; ++k) {
         r.lo = lo[k] < r.lo ? lo[k] : r.lo;
         r.hi = hi[k] > r.hi ? hi[k] : r.hi;
-        r.sumSq += sq[k];
-        r.special += sp[k];
+        r.special += specials[k];
     }
     for (; i < n; ++i) {
         const float v = p[i];
@@ -131,18 +135,24 @@ __attribute__((target_clones("avx2", "default"))) FloatScan scanFloatFast(const 
 
 __attribute__((target_clones("avx2", "default"))) bool anyNonFiniteFloat(const float *p, std::int64_t n)
 {
-    constexpr std::int64_t chunk = 1024;
-    for (std::int64_t start = 0; start < n; start += chunk) {
-        const std::int64_t end = start + chunk < n ? start + chunk : n;
-        std::uint32_t any = 0;
-        for (std::int64_t i = start; i < end; ++i) {
-            std::uint32_t bits;
+    const v8i mask = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
+    constexpr std::int64_t chunk = 1024;  // early exit at chunk granularity
+    std::int64_t i = 0;
+    while (i + 8 <= n) {
+        v8i any = {0, 0, 0, 0, 0, 0, 0, 0};
+        const std::int64_t end = (i + chunk < n ? i + chunk : n) - 7;
+        for (; i < end; i += 8) {
+            v8i bits;
             std::memcpy(&bits, p + i, sizeof bits);
-            any |= (bits & kExponentMask) == kExponentMask;
+            any |= (bits & mask) == mask;
         }
-        if (any)
-            return true;
+        for (int k = 0; k < 8; ++k)
+            if (any[k])
+                return true;
     }
+    for (; i < n; ++i)
+        if (!std::isfinite(p[i]))
+            return true;
     return false;
 }
 
