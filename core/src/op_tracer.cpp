@@ -26,6 +26,7 @@ constexpr std::size_t kVerifiedCapacity = 16;
 // only one OpTracer is active at a time (the session re-runs one step at a time).
 TraceState *g_state = nullptr;
 thread_local std::vector<std::string> t_backwardNodes;
+thread_local int t_opDepth = 0;  // ops nested in ops: only outermost outputs are final
 TraceState *g_stateForMemo() { return g_state; }
 
 bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
@@ -54,12 +55,14 @@ void rememberFinite(const at::Tensor &t)
         s->verified[s->next++ % kVerifiedCapacity] = {t, t._version()};
 }
 
-bool anyNonFinite(c10::ArrayRef<const c10::IValue> values, bool remember = false)
+// Inputs may use the memo; outputs are always scanned (a kernel can write into a tensor without
+// bumping its version, as addmm's GEMM does into the result its inner copy_ filled).
+bool anyNonFinite(c10::ArrayRef<const c10::IValue> values, bool useMemo = false, bool remember = false)
 {
     for (const c10::IValue &v : values) {
         if (v.isTensor()) {
             const at::Tensor &t = v.toTensor();
-            if (!isChecked(t) || knownFinite(t))
+            if (!isChecked(t) || (useMemo && knownFinite(t)))
                 continue;
             if (!allFinite(t))
                 return true;
@@ -100,13 +103,14 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction &fn)
         t_backwardNodes.emplace_back(fn.name());
         return nullptr;
     }
+    ++t_opDepth;
     auto ctx = std::make_unique<OpContext>();
     const std::string name = fn.name();
     if (name.find("empty") != std::string::npos || name.find("resize") != std::string::npos) {
         ctx->inputsFinite = false;  // uninitialised output by design
         return ctx;
     }
-    ctx->inputsFinite = hasFloatingInput(fn.inputs()) && !anyNonFinite(fn.inputs());
+    ctx->inputsFinite = hasFloatingInput(fn.inputs()) && !anyNonFinite(fn.inputs(), /*useMemo=*/true);
     return ctx;
 }
 
@@ -118,11 +122,12 @@ void onEnd(const at::RecordFunction &fn, at::ObserverContext *base)
             t_backwardNodes.pop_back();
         return;
     }
+    const bool outermost = --t_opDepth == 0;
     auto *ctx = static_cast<OpContext *>(base);
     if (!ctx || !ctx->inputsFinite || !g_state)
         return;
     const auto &outs = fn.outputs();
-    if (!anyNonFinite(c10::ArrayRef<const c10::IValue>(outs.data(), outs.size()), /*remember=*/true))
+    if (!anyNonFinite(c10::ArrayRef<const c10::IValue>(outs.data(), outs.size()), false, outermost))
         return;
     std::lock_guard<std::mutex> lock(g_state->mutex);
     if (g_state->first.found)
@@ -148,6 +153,7 @@ OpTracer::OpTracer() : d(std::make_unique<Impl>())
 {
     g_state = &d->state;
     t_backwardNodes.clear();
+    t_opDepth = 0;
     d->handle = at::addThreadLocalCallback(
         at::RecordFunctionCallback(&onStart, &onEnd)
             .needsInputs(true)
