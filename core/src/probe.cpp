@@ -26,7 +26,7 @@ void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output
     InputSource source{layer, -1};
     if (input.defined() && at::isFloatingType(input.scalar_type())) {
         for (auto it = recentOutputs_.rbegin(); it != recentOutputs_.rend(); ++it)
-            if (it->first.is_same(input)) {
+            if (it->first == input.unsafeGetTensorImpl()) {
                 source.fromLayer = it->second;
                 break;
             }
@@ -35,7 +35,7 @@ void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output
         inputSources_.push_back(source);
     }
     collector_.record(&lh.forward, output.detach());
-    recentOutputs_.emplace_back(output, layer);
+    recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
     if (output.requires_grad()) {
         TensorHealth *slot = &lh.grad;
         output.register_hook([this, slot, layer](const at::Tensor &grad) {

@@ -38,7 +38,10 @@ private:
     };
     std::vector<InputSource> inputSources_;
     std::vector<TensorHealth> inputScratch_;
-    std::vector<std::pair<at::Tensor, int>> recentOutputs_;  // held so no address is reused
+    // TensorImpl address of each output, newest last. Not held: holding activations would keep
+    // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
+    // tensor that lives there now (a layer's input is alive while it is observed).
+    std::vector<std::pair<const void *, int>> recentOutputs_;
 };
 
 }  // namespace nanscope
