@@ -157,7 +157,9 @@ public:
             out_ << "first non-finite step: " << s.firstNonFiniteStep << '\n'
                  << "origin: phase " << phaseName(s.origin.phase) << ", layer '" << s.origin.layerPath << "', op "
                  << (s.origin.op.empty() ? "(not named)" : s.origin.op) << ", "
-                 << (s.origin.produced ? "produced there" : "passed on") << '\n'
+                 << (s.origin.phase == Phase::Input ? "in the data"
+                                                    : s.origin.produced ? "produced there" : "passed on")
+                 << '\n'
                  << "  " << s.origin.explanation << '\n'
                  << "non-finite steps: " << s.nonFiniteSteps << '\n' << "per layer (steps with non-finite values):\n";
             for (std::size_t i = 0; i < s.nonFiniteStepsPerLayer.size() && i < layers_.size(); ++i)

@@ -125,6 +125,15 @@ void Session::Impl::run(RunConfig config, int id)
         raise({EventKind::Info, 0, -1, "run " + std::to_string(id) + ": " + config.scenario + " on " + config.device});
         const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
         setState(paused ? SessionState::Paused : SessionState::Running);
+        const auto account = [&](const StepRecord &r) {
+            ++summary.stepsRun;
+            summary.nonFiniteSteps += r.origin.valid() ? 1 : 0;
+            summary.rollbacks += r.rolledBack ? 1 : 0;
+            summary.skippedSteps += r.skipped ? 1 : 0;
+            for (std::size_t i = 0; i < r.layers.size(); ++i)
+                if (r.layers[i].forward.hasNonFinite() || r.layers[i].grad.hasNonFinite())
+                    ++perLayer[i];
+        };
         bool retry = false;
         while (trainer.step() < steps) {
             if (!waitForGo())
@@ -171,8 +180,9 @@ void Session::Impl::run(RunConfig config, int id)
                 raise({EventKind::Paused, rec->step, rec->origin.layer, rec->origin.explanation});
                 setState(SessionState::Paused);
                 const auto d = waitForDecision();
-                if (!d) {
+                if (!d) {  // stopped while paused: the step stays unapplied, and counts
                     trainer.discardStep(*rec, false);
+                    account(*rec);
                     break;
                 }
                 {
@@ -199,15 +209,8 @@ void Session::Impl::run(RunConfig config, int id)
                     raise({EventKind::Recovery, rec->step, -1, again ? "retrying the step" : "batch skipped"});
                     retry = again;
                 }
-                if (rec->rolledBack)
-                    ++summary.rollbacks;
-                if (!retry) {
-                    ++summary.stepsRun;
-                    summary.nonFiniteSteps += 1;
-                    for (std::size_t i = 0; i < rec->layers.size(); ++i)
-                        if (rec->layers[i].forward.hasNonFinite() || rec->layers[i].grad.hasNonFinite())
-                            ++perLayer[i];
-                }
+                if (!retry)
+                    account(*rec);
                 bool stillPaused;
                 {
                     std::lock_guard<std::mutex> lock(mutex);
@@ -223,16 +226,7 @@ void Session::Impl::run(RunConfig config, int id)
             publish(rec);
             for (const Event &e : events)
                 raise(e);
-            ++summary.stepsRun;
-            if (rec->origin.valid())
-                ++summary.nonFiniteSteps;
-            if (rec->rolledBack)
-                ++summary.rollbacks;
-            if (rec->skipped)
-                ++summary.skippedSteps;
-            for (std::size_t i = 0; i < rec->layers.size(); ++i)
-                if (rec->layers[i].forward.hasNonFinite() || rec->layers[i].grad.hasNonFinite())
-                    ++perLayer[i];
+            account(*rec);
             if (!stopReason.empty()) {
                 summary.stoppedByPolicy = true;
                 raise({EventKind::Error, rec->step, -1, stopReason});
