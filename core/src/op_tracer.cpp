@@ -27,13 +27,12 @@ constexpr std::size_t kVerifiedCapacity = 16;
 TraceState *g_state = nullptr;
 thread_local std::vector<std::string> t_backwardNodes;
 thread_local int t_opDepth = 0;  // ops nested in ops: only outermost outputs are final
-TraceState *g_stateForMemo() { return g_state; }
 
 bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
 
 bool knownFinite(const at::Tensor &t)
 {
-    TraceState *s = g_stateForMemo();
+    TraceState *s = g_state;
     if (!s)
         return false;
     std::lock_guard<std::mutex> lock(s->mutex);
@@ -45,7 +44,7 @@ bool knownFinite(const at::Tensor &t)
 
 void rememberFinite(const at::Tensor &t)
 {
-    TraceState *s = g_stateForMemo();
+    TraceState *s = g_state;
     if (!s)
         return;
     std::lock_guard<std::mutex> lock(s->mutex);

@@ -11,7 +11,6 @@ struct OriginInputs {
     const std::vector<Layer> &layers;
     const std::vector<int> &forwardOrder;  // layer ids in the order the forward pass observed them
     bool previousStepParamsFinite = true;  // false: the parameters were already bad before
-    int previousStep = -1;
 };
 
 Origin findOrigin(const OriginInputs &in);

@@ -85,18 +85,19 @@ struct FloatScan {
 // GCC/Clang vector extensions: 8 lanes, lowered to AVX2 or to SSE pairs.
 typedef float v8f __attribute__((vector_size(32)));
 typedef std::int32_t v8i __attribute__((vector_size(32)));
+const v8i kExponentMask8 = v8i{} + std::int32_t(kExponentMask);  // broadcast to every lane
 
 __attribute__((target_clones("avx2", "default"))) FloatScan scanFloatFast(const float *p, std::int64_t n)
 {
-    const v8f inf = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+    const v8f inf = v8f{} + INFINITY;
     v8f lo = inf, hi = -inf;
-    v8i specials = {0, 0, 0, 0, 0, 0, 0, 0};
-    const v8i mask = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
+    v8i specials = {};
+    const v8i mask = kExponentMask8;
     FloatScan r;
     std::int64_t i = 0;
     constexpr std::int64_t block = 4096;  // squares summed in float lanes, flushed to double
     while (i + 8 <= n) {
-        v8f sq = {0, 0, 0, 0, 0, 0, 0, 0};
+        v8f sq = {};
         const std::int64_t end = (i + block < n ? i + block : n) - 7;
         for (; i < end; i += 8) {
             v8f v;
@@ -135,11 +136,11 @@ __attribute__((target_clones("avx2", "default"))) FloatScan scanFloatFast(const 
 
 __attribute__((target_clones("avx2", "default"))) bool anyNonFiniteFloat(const float *p, std::int64_t n)
 {
-    const v8i mask = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
+    const v8i mask = kExponentMask8;
     constexpr std::int64_t chunk = 1024;  // early exit at chunk granularity
     std::int64_t i = 0;
     while (i + 8 <= n) {
-        v8i any = {0, 0, 0, 0, 0, 0, 0, 0};
+        v8i any = {};
         const std::int64_t end = (i + chunk < n ? i + chunk : n) - 7;
         for (; i < end; i += 8) {
             v8i bits;

@@ -17,17 +17,24 @@ namespace nanscope {
 
 namespace {
 
-double valueOf(const TensorHealth &h)
+// A scalar's value from its health (no host read): the finite value, or NaN / ±Inf.
+double scalarValue(const TensorHealth &h)
 {
-    if (h.nan > 0)
-        return NAN;
-    if (h.posInf > 0 && h.negInf > 0)
+    if (h.nan > 0 || (h.posInf > 0 && h.negInf > 0))
         return NAN;
     if (h.posInf > 0)
         return INFINITY;
     if (h.negInf > 0)
         return -INFINITY;
-    return h.numel == 1 ? h.min : h.finiteL2;
+    return h.min;
+}
+
+// The L2 norm of a tensor set from its health: NaN if any NaN, +Inf if any ±Inf.
+double normValue(const TensorHealth &h)
+{
+    if (h.nan > 0)
+        return NAN;
+    return h.posInf + h.negInf > 0 ? INFINITY : h.finiteL2;
 }
 
 std::string formatNumber(double v)
@@ -220,17 +227,15 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     }
 
     // Loss and gradient norm come out of the map: no extra host read.
-    rec->loss = valueOf(rec->lossHealth);
+    rec->loss = scalarValue(rec->lossHealth);
     TensorHealth grads;
     for (const LayerHealth &lh : rec->layers)
         grads.merge(lh.paramGrads);
-    rec->gradNorm = valueOf(grads);
-    if (grads.numel == 1)
-        rec->gradNorm = std::fabs(rec->gradNorm);
+    rec->gradNorm = normValue(grads);
     rec->gradNormClipped = rec->gradNorm;
 
     if (probed) {
-        rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_, step_ - 1});
+        rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_});
         if (rec->origin.valid() && !opLevelDone_ && config_.opLevelOrigin &&
             rec->origin.phase != Phase::Input && rec->origin.phase != Phase::Parameter &&
             rec->origin.phase != Phase::Update) {
@@ -335,10 +340,7 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
     // A state that was checked finite (parameters this step, buffers as the step found them) and
     // whose step was finite is worth keeping.
     if (stepFinite && paramsFinite && step_ - lastSnapshotStep_ >= config_.snapshotEvery) {
-        std::vector<at::Tensor> current = cloneAll(buffers_);
-        copyInto(buffers_, preStepBuffers_);
-        snapshots_.push(takeSnapshot(step_, *model_, buffers_, *optimizer_));
-        copyInto(buffers_, current);
+        snapshots_.push(takeSnapshot(step_, *model_, preStepBuffers_, *optimizer_));
         lastSnapshotStep_ = step_;
         consecutiveRollbacks_ = 0;
     }
