@@ -1,48 +1,198 @@
-// The first window: a run streams into the plots and the origin shows; closing mid-run is clean.
+// The window as a user drives it: a run streams into the plots, the NaN map and the layer tree;
+// the origin shows; controls reach the session; a pause offers its decisions; exports write
+// files; closing mid-run is clean.
+#include "control_panel.h"
+#include "event_log_model.h"
+#include "layer_tree_model.h"
+#include "learning_rate_edit.h"
 #include "main_window.h"
+#include "nan_map_view.h"
+#include "origin_panel.h"
+#include "plot_panel.h"
 #include "plot_series.h"
 
+#include <QAbstractItemModelTester>
+#include <QAction>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTreeView>
 #include <QtTest>
+
+#include <qcustomplot.h>
 
 using namespace nanscope;
 
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void runFillsThePlotsAndShowsTheOrigin();
+    void runFillsThePlotsTheMapAndTheTree();
     void manyRecordsFewDeliveries();
+    void aControlChangeReachesTheSessionAndIsMarked();
+    void pauseOnNonFiniteOffersTheDecisions();
+    void clickingAMapCellSelectsLayerAndStep();
+    void exportsWriteFiles();
+    void presentationModeEnlargesTheFont();
     void closingMidRunStopsTheWorker();
 };
 
-void TestMainWindow::runFillsThePlotsAndShowsTheOrigin()
+namespace {
+
+bool runToEnd(MainWindow &w, const QString &scenario, int steps, int timeoutMs = 60000)
+{
+    w.selectScenario(scenario);
+    w.setSteps(steps);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    return w.startRun() && ended.wait(timeoutMs);
+}
+
+}  // namespace
+
+void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 {
     MainWindow w;
+    QAbstractItemModelTester treeTester(w.layerModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxyTester(w.layerView()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester logTester(w.eventModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     w.show();
-    w.selectScenario(QStringLiteral("large-lr-mse"));
-    w.setSteps(20);
-    QSignalSpy ended(&w, &MainWindow::runEnded);
-    QVERIFY(w.startRun());
-    QVERIFY(ended.wait(60000));
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
     QCOMPARE(w.recordsShown(), 20);
     // Steps 0..7 are finite; from step 8 on the loss is non-finite and marked, never dropped.
     QCOMPARE(finitePointCount(w.lossPlot()), 8);
     QCOMPARE(nonFiniteMarkerCount(w.lossPlot()), 12);
-    QVERIFY2(w.originText().contains(QLatin1String("step 8")), qPrintable(w.originText()));
+    QCOMPARE(finitePointCount(w.plots()->lrPlot()), 20);
+    QVERIFY2(w.originText().contains(QLatin1String("Step 8")), qPrintable(w.originText()));
     QVERIFY(w.originText().contains(QLatin1String("fc2")));
+    QVERIFY(w.originText().contains(QLatin1String("aten::addmm")));
+
+    // The map: one column a step, one row a layer; fc2 at step 8 is outlined and coloured.
+    const int fc2 = w.layerModel()->layerAt(w.layerModel()->match(w.layerModel()->index(0, 0), Qt::DisplayRole,
+                                                                  QStringLiteral("fc2"), 1, Qt::MatchRecursive).value(0));
+    QVERIFY(fc2 > 0);
+    QCOMPARE(w.nanMap()->columnCount(), 20);
+    QCOMPARE(w.nanMap()->rowCount(), int(w.controller().layers().size()));
+    int layer = -1, step = -1;
+    QVERIFY(w.nanMap()->originOutlined(&layer, &step));
+    QCOMPARE(layer, fc2);
+    QCOMPARE(step, 8);
+    QVERIFY(w.nanMap()->shownValue(fc2, 8) > 0.2);
+    QCOMPARE(w.nanMap()->shownValue(fc2, 7), 0.0);
+
+    // The tree names fc2 as the producer, with its first non-finite step.
+    const QModelIndex status = w.layerModel()->indexForLayer(fc2, LayerTreeModel::StatusColumn);
+    QCOMPARE(status.data().toString(), QStringLiteral("produced"));
+    QCOMPARE(w.layerModel()->indexForLayer(fc2, LayerTreeModel::FirstNonFiniteColumn).data().toInt(), 8);
+    QVERIFY(w.eventModel()->rowCount() >= 2);  // the run's start and its first non-finite step
+    QVERIFY(w.statusText().contains(QLatin1String("step 19")));
 }
 
 void TestMainWindow::manyRecordsFewDeliveries()
 {
     MainWindow w;
-    w.selectScenario(QStringLiteral("large-lr-ce"));
-    w.setSteps(2000);
-    QSignalSpy ended(&w, &MainWindow::runEnded);
-    QVERIFY(w.startRun());
-    QVERIFY(ended.wait(120000));
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-ce"), 2000, 120000));
     QCOMPARE(w.recordsShown(), 2000);
     // Records are coalesced by a 33 ms timer: far fewer deliveries than records.
     QVERIFY2(w.controller().deliveries() < 1000, qPrintable(QString::number(w.controller().deliveries())));
+}
+
+void TestMainWindow::aControlChangeReachesTheSessionAndIsMarked()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("large-lr-mse"));
+    w.setSteps(1000000);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY(w.recordsShown() > 0);
+    w.controller().session().pause();
+    QTRY_COMPARE(w.controller().session().state(), SessionState::Paused);
+    QTest::qWait(300);  // the step in flight when pause() came finishes and is delivered
+    w.controlPanel()->learningRateEdit()->spinBox()->setValue(0.01);
+    QCOMPARE(w.controller().session().controls().learningRate, 0.01);
+    const int before = w.recordsShown();
+    w.controller().session().stepOnce(2);
+    QTRY_COMPARE(w.recordsShown(), before + 2);
+    QTRY_COMPARE(w.plots()->controlMarkCount(), 1);
+    QCOMPARE(w.store().controlMarks().front().text, std::string("lr 0.01"));
+    QCOMPARE(w.store().series(Series::LearningRate).buckets().back().max, 0.01);
+    w.controller().session().stop();
+}
+
+void TestMainWindow::pauseOnNonFiniteOffersTheDecisions()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("nan-input"));
+    w.setSteps(5);
+    auto *pause = w.controlPanel()->findChild<QCheckBox *>();
+    QVERIFY(pause);
+    Controls c = w.controlPanel()->controls();
+    c.pauseOnNonFinite = true;
+    w.controlPanel()->setControls(c);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY(w.originPanel()->awaitingDecision());
+    QVERIFY(w.originText().contains(QLatin1String("input")));
+    QVERIFY(w.originText().contains(QLatin1String("untouched")));
+    w.controlPanel()->setControls(Controls{});  // no pause from here on
+    Q_EMIT w.originPanel()->skipRequested();
+    QVERIFY(!w.originPanel()->awaitingDecision());
+    w.controller().session().setControls(Controls{});
+    QVERIFY(ended.wait(60000));
+    QCOMPARE(w.controller().lastSummary().stepsRun, 5);
+}
+
+void TestMainWindow::clickingAMapCellSelectsLayerAndStep()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
+    QCustomPlot *plot = w.nanMap()->plot();
+    plot->replot();
+    const int layer = 2, column = 12;
+    const QPoint at(int(plot->xAxis->coordToPixel(column)), int(plot->yAxis->coordToPixel(layer)));
+    int hitLayer = -1, hitColumn = -1;
+    QVERIFY(w.nanMap()->cellAt(at, &hitLayer, &hitColumn));
+    QCOMPARE(hitLayer, layer);
+    QCOMPARE(hitColumn, column);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, at);
+    QCOMPARE(w.plots()->cursorStep(), 12);
+    const QModelIndex current = qobject_cast<QSortFilterProxyModel *>(w.layerView()->model())->mapToSource(w.layerView()->currentIndex());
+    QCOMPARE(w.layerModel()->layerAt(current), layer);
+    QVERIFY(w.nanMap()->describeCell(layer, column).contains(QLatin1String("step 12")));
+}
+
+void TestMainWindow::exportsWriteFiles()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 30));
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(w.exportCsv(dir.filePath(QStringLiteral("run.csv")), &error), qPrintable(error));
+    QFile csv(dir.filePath(QStringLiteral("run.csv")));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(csv.readAll().count('\n'), qsizetype(31));
+    QVERIFY2(w.plots()->exportPng(dir.filePath(QStringLiteral("plots.png")), &error), qPrintable(error));
+    QVERIFY2(w.plots()->exportPdf(dir.filePath(QStringLiteral("plots.pdf")), &error), qPrintable(error));
+    QImage png(dir.filePath(QStringLiteral("plots.png")));
+    QVERIFY(!png.isNull());
+    QFile pdf(dir.filePath(QStringLiteral("plots.pdf")));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.read(5) == "%PDF-");
+    QVERIFY(!w.exportCsv(QStringLiteral("/nonexistent-dir/x.csv"), &error));
+    QVERIFY(error.contains(QLatin1String("nonexistent-dir")));
+}
+
+void TestMainWindow::presentationModeEnlargesTheFont()
+{
+    MainWindow w;
+    const qreal normal = w.font().pointSizeF();
+    w.action(QStringLiteral("presentation"))->trigger();
+    QVERIFY(w.font().pointSizeF() > normal * 1.5);
+    QVERIFY(w.action(QStringLiteral("presentation"))->isChecked());
+    w.setPresentationMode(false);
+    QCOMPARE(w.font().pointSizeF(), normal);
 }
 
 void TestMainWindow::closingMidRunStopsTheWorker()
@@ -54,6 +204,7 @@ void TestMainWindow::closingMidRunStopsTheWorker()
     QTest::qWait(200);
     QElapsedTimer t;
     t.start();
+    w->close();
     delete w;  // the destructor stops and joins the worker
     QVERIFY(t.elapsed() < 3000);
 }
@@ -62,6 +213,7 @@ int main(int argc, char **argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
     QApplication app(argc, argv);
     TestMainWindow t;
     return QTest::qExec(&t, argc, argv);
