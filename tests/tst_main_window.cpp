@@ -34,6 +34,7 @@ private Q_SLOTS:
     void clickingAMapCellSelectsLayerAndStep();
     void exportsWriteFiles();
     void presentationModeEnlargesTheFont();
+    void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
 };
 
@@ -193,6 +194,23 @@ void TestMainWindow::presentationModeEnlargesTheFont()
     QVERIFY(w.action(QStringLiteral("presentation"))->isChecked());
     w.setPresentationMode(false);
     QCOMPARE(w.font().pointSizeF(), normal);
+}
+
+void TestMainWindow::resetMidRunClearsEverything()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("large-lr-ce"));
+    w.setSteps(1000000);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY(w.recordsShown() > 10);
+    w.action(QStringLiteral("reset"))->trigger();
+    QVERIFY(w.controller().session().wait(5000));
+    QTest::qWait(200);  // anything the stopped run still delivers is dropped
+    QCOMPARE(w.recordsShown(), 0);
+    QCOMPARE(finitePointCount(w.lossPlot()), 0);
+    QCOMPARE(w.layerModel()->rowCount(), 0);
+    QCOMPARE(w.nanMap()->columnCount(), 0);
+    QCOMPARE(w.controlPanel()->controls().learningRate, 100.0);  // the scenario's default again
 }
 
 void TestMainWindow::closingMidRunStopsTheWorker()

@@ -150,7 +150,12 @@ int runGuiBench(const QStringList &args)
     const auto t0 = Clock::now();
     double slowWall = 0;
     int slowDeliveries = 0;
-    std::vector<std::pair<int, double>> memory;
+    struct Checkpoint {
+        int steps;
+        double mib;
+        int backlog;  // records produced but not yet shown: the GUI falling behind
+    };
+    std::vector<Checkpoint> memory;
     const int checkpoints[] = {total / 10, total / 4, total / 2, 3 * total / 4, total};
     std::size_t next = 0;
     while (window.recordsShown() < total || producing) {
@@ -160,7 +165,7 @@ int runGuiBench(const QStringList &args)
             slowDeliveries = window.controller().deliveries() - deliveriesBefore;
         }
         while (next < std::size(checkpoints) && window.recordsShown() >= checkpoints[next]) {
-            memory.emplace_back(checkpoints[next], residentMiB());
+            memory.push_back({checkpoints[next], residentMiB(), produced - window.recordsShown()});
             ++next;
         }
         if (!producing && window.recordsShown() >= produced)
@@ -178,11 +183,11 @@ int runGuiBench(const QStringList &args)
                 latencies.empty() ? 0.0 : *std::max_element(latencies.begin(), latencies.end()), latencies.size(),
                 slowDeliveries, slowWall > 0 ? slowDeliveries / slowWall : 0.0);
     std::printf("memory phase: %d steps in all (then %d steps/s); resident memory:", int(window.recordsShown()), fast);
-    for (const auto &[at, mib] : memory)
-        std::printf(" %d steps %.1f MiB;", at, mib);
+    for (const Checkpoint &c : memory)
+        std::printf(" %d steps %.1f MiB (backlog %d);", c.steps, c.mib, c.backlog);
     if (memory.size() >= 2)
-        std::printf(" growth from %d to %d steps: %+.1f MiB", memory.front().first, memory.back().first,
-                    memory.back().second - memory.front().second);
+        std::printf(" growth from %d to %d steps: %+.1f MiB", memory.front().steps, memory.back().steps,
+                    memory.back().mib - memory.front().mib);
     std::printf("\n");
     return 0;
 }

@@ -224,7 +224,7 @@ bool MainWindow::startRun()
 
 void MainWindow::resetRun()
 {
-    controller_.session().stop();
+    controller_.discardCurrentRun();
     store_.reset({});
     plots_->clear();
     map_->clear();

@@ -34,6 +34,16 @@ bool SessionController::start(const RunConfig &config, QString *error)
     return ok;
 }
 
+void SessionController::discardCurrentRun()
+{
+    session_.stop();
+    std::lock_guard<std::mutex> lock(mutex_);
+    pendingRun_ = -1;
+    queued_.clear();
+    queuedEvents_.clear();
+    finished_ = false;
+}
+
 // Worker thread: only queue.
 void SessionController::runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config)
 {

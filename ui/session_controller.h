@@ -24,6 +24,8 @@ public:
 
     Session &session() { return session_; }
     bool start(const RunConfig &config, QString *error);
+    // Stops the current run and drops whatever it still delivers (the window was reset).
+    void discardCurrentRun();
     const std::vector<Layer> &layers() const { return layers_; }
     const RunConfig &runConfig() const { return config_; }
     const RunSummary &lastSummary() const { return summary_; }
