@@ -20,7 +20,7 @@ int runGui(int argc, char **argv)
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Find where, when and why NaN and Inf appear in training.\n"
-        "Headless: nanscope scenarios | run --scenario ID [...] | bench [--json]"));
+        "Headless: nanscope scenarios | run --scenario ID [...] | bench [--json] | gui-bench"));
     parser.addHelpOption();
     QCommandLineOption scenario(QStringLiteral("scenario"), QStringLiteral("demo scenario to select"), QStringLiteral("ID"),
                                 QStringLiteral("large-lr-mse"));

@@ -54,11 +54,13 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     auto *centre = new QSplitter(Qt::Vertical);
     centre->addWidget(plots_);
     centre->addWidget(map_);
-    centre->setStretchFactor(0, 3);
-    centre->setStretchFactor(1, 2);
     setCentralWidget(centre);
     buildDocks();
     buildActions();
+    // First-start layout (a saved one replaces it): the map gets room for a row per layer.
+    centre->setSizes({430, 330});
+    resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
+    resizeDocks({findChild<QDockWidget *>(QStringLiteral("layers"))}, {380}, Qt::Horizontal);
 
     stateLabel_ = new QLabel;
     stepLabel_ = new QLabel;

@@ -69,6 +69,7 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     clipped_ = addSeries(gradPlot(), tr("after clipping"), QColor(255, 127, 14), 0.85);
     lr_ = addSeries(lrPlot(), tr("lr"), QColor(44, 160, 44));
     lrPlot()->legend->setVisible(false);
+    lrPlot()->yAxis->ticker()->setTickCount(3);
     lossPlot()->legend->setVisible(false);  // one series: the axis names it
 
     connect(logScale_, &QCheckBox::toggled, this, &PlotPanel::setLogScale);
@@ -175,10 +176,9 @@ void PlotPanel::setLogScale(bool on)
         logScale_->setChecked(on);
     for (QCustomPlot *p : plots_) {
         p->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-        if (on)
-            p->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-        else
-            p->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        QSharedPointer<QCPAxisTicker> ticker(on ? new QCPAxisTickerLog : new QCPAxisTicker);
+        ticker->setTickCount(p == lrPlot() ? 3 : 5);
+        p->yAxis->setTicker(ticker);
         fitValueAxis(p);
     }
     replotAll();
