@@ -34,6 +34,7 @@ private Q_SLOTS:
     void clickingAMapCellSelectsLayerAndStep();
     void exportsWriteFiles();
     void presentationModeEnlargesTheFont();
+    void lossScalingShowsItsPlotAndSkippedSteps();
     void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
 };
@@ -194,6 +195,39 @@ void TestMainWindow::presentationModeEnlargesTheFont()
     QVERIFY(w.action(QStringLiteral("presentation"))->isChecked());
     w.setPresentationMode(false);
     QCOMPARE(w.font().pointSizeF(), normal);
+}
+
+// Records fed straight into the controller, as a mixed-precision run would send them.
+void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(w.plots()->lossScalePlot()->isHidden());
+    SessionObserver &feed = w.controller().feed();
+    const std::vector<Layer> layers{{0, "", "Net", -1}, {1, "fc", "Linear", 0}};
+    feed.runStarted(7, layers, RunConfig{});
+    double scale = 65536;
+    for (int step = 0; step < 6; ++step) {
+        auto r = std::make_shared<StepRecord>();
+        r->run = 7;
+        r->step = step;
+        r->loss = 1;
+        r->lossScale = scale;
+        r->skipped = step == 1 || step == 4;
+        r->layers.resize(2);
+        r->layers[1].forward.present = true;
+        r->layers[1].forward.numel = 4;
+        r->layers[1].forward.absMax = 30000.0;
+        if (r->skipped)
+            scale /= 2;
+        feed.stepRecorded(r);
+    }
+    QTRY_COMPARE(w.recordsShown(), 6);
+    QVERIFY(!w.plots()->lossScalePlot()->isHidden());
+    QCOMPARE(w.plots()->skippedMarkerCount(), 2);
+    w.nanMap()->setKind(MapKind::Fp16Headroom);
+    QCOMPARE(w.nanMap()->shownValue(1, 3), 30000.0 / 65504.0);
+    QVERIFY(w.nanMap()->describeCell(1, 3).contains(QLatin1String("45.8% of fp16")));
 }
 
 void TestMainWindow::resetMidRunClearsEverything()

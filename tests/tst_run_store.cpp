@@ -48,6 +48,8 @@ private Q_SLOTS:
     void seriesKeepsEveryNonFiniteBucket();
     void mapKeepsTheWorstCellOfAMergedColumn();
     void mapFindsTheColumnOfAStep();
+    void headroomIsTheLargestOutputAgainstFp16();
+    void skippedStepsAndLossScaleAreKept();
     void csvHoldsEveryStepWithNonFiniteSpelledOut();
     void csvToAnUnwritablePathFails();
     void storeKeepsTheFirstOriginAndBoundedMarks();
@@ -139,6 +141,50 @@ void TestRunStore::mapFindsTheColumnOfAStep()
     QCOMPARE(map.columnOfStep(5), 1);
     QCOMPARE(map.columnOfStep(9), 2);
     QCOMPARE(map.columnOfStep(10), -1);
+}
+
+void TestRunStore::headroomIsTheLargestOutputAgainstFp16()
+{
+    NanMapData map{2};
+    map.reset(2);
+    for (int step = 0; step < 4; ++step) {
+        StepRecord r = record(step, 2);
+        r.layers[0].forward.absMax = 1000.0 * (step + 1);
+        r.layers[1].forward.absMax = step == 3 ? kNaN : 10.0;  // no finite value left
+        if (step == 3)
+            r.layers[1].forward.posInf = 100;
+        map.append(r);
+    }
+    QCOMPARE(map.columnCount(), 2);  // steps 0-1 and 2-3
+    // The merged column keeps the largest magnitude of its steps.
+    QCOMPARE(map.cell(MapKind::Fp16Headroom, 1, 0).absMax, 4000.0);
+    QCOMPARE(mapColourValue(map.cell(MapKind::Fp16Headroom, 1, 0), MapKind::Fp16Headroom), 4000.0 / 65504.0);
+    QCOMPARE(mapColourValue(map.cell(MapKind::Fp16Headroom, 0, 1), MapKind::Fp16Headroom), 10.0 / 65504.0);
+    // An output that overflowed is full.
+    QCOMPARE(mapColourValue(map.cell(MapKind::Fp16Headroom, 1, 1), MapKind::Fp16Headroom), 1.0);
+}
+
+void TestRunStore::skippedStepsAndLossScaleAreKept()
+{
+    RunStore store;
+    store.reset({Layer{0, "", "Model", -1}});
+    QVERIFY(!store.usesLossScaling());
+    double scale = 65536;
+    for (int step = 0; step < 10; ++step) {
+        StepRecord r = record(step, 1);
+        r.lossScale = scale;
+        r.skipped = step == 2 || step == 3;
+        if (r.skipped)
+            scale /= 2;
+        store.append(r);
+    }
+    QVERIFY(store.usesLossScaling());
+    const auto &skipped = store.skippedSteps().buckets();
+    QCOMPARE(int(skipped.size()), 2);
+    QCOMPARE(skipped[0].firstStep, 2);
+    QCOMPARE(skipped[0].max, 65536.0);
+    QCOMPARE(skipped[1].max, 32768.0);
+    QCOMPARE(store.series(Series::LossScale).buckets().back().max, 16384.0);
 }
 
 void TestRunStore::csvHoldsEveryStepWithNonFiniteSpelledOut()

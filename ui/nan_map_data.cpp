@@ -1,6 +1,7 @@
 #include "nan_map_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace nanscope {
@@ -12,6 +13,7 @@ const char *mapKindName(MapKind kind)
     case MapKind::Gradient: return "backward";
     case MapKind::Parameters: return "parameters";
     case MapKind::ParameterGradients: return "parameter gradients";
+    case MapKind::Fp16Headroom: return "fp16 headroom";
     }
     return "forward";
 }
@@ -27,25 +29,31 @@ MapCell cellOf(const TensorHealth &h, int step)
     c.nan = h.nan;
     c.posInf = h.posInf;
     c.negInf = h.negInf;
+    c.absMax = std::isfinite(h.absMax) ? h.absMax : 0.0;
     return c;
 }
 
 // The worse of two cells of one row; on a tie the earlier one stays, so the first bad step shows.
-const MapCell &worse(const MapCell &earlier, const MapCell &later)
+// The largest magnitude is kept from both, for the headroom view.
+MapCell worse(const MapCell &earlier, const MapCell &later)
 {
     if (!earlier.present)
         return later;
     if (!later.present)
         return earlier;
-    return later.fraction() > earlier.fraction() ? later : earlier;
+    MapCell out = later.fraction() > earlier.fraction() ? later : earlier;
+    out.absMax = std::max(earlier.absMax, later.absMax);
+    return out;
 }
 
 }  // namespace
 
-double mapColourValue(const MapCell &cell)
+double mapColourValue(const MapCell &cell, MapKind kind)
 {
     if (!cell.present)
         return std::numeric_limits<double>::quiet_NaN();
+    if (kind == MapKind::Fp16Headroom)
+        return cell.nonFinite() > 0 ? 1.0 : std::min(1.0, cell.absMax / kFp16Max);
     if (cell.nonFinite() == 0)
         return 0.0;
     return 0.2 + 0.8 * cell.fraction();
@@ -67,7 +75,7 @@ void NanMapData::append(const StepRecord &r)
     if (columns_.empty() || columns_.back().count >= width_) {
         Column c;
         c.firstStep = r.step;
-        c.cells.resize(std::size_t(kMapKindCount * layers_));
+        c.cells.resize(std::size_t(kStoredMapKinds * layers_));
         columns_.push_back(std::move(c));
     }
     Column &col = columns_.back();
@@ -76,8 +84,8 @@ void NanMapData::append(const StepRecord &r)
     const int n = std::min<int>(layers_, int(r.layers.size()));
     for (int l = 0; l < n; ++l) {
         const LayerHealth &h = r.layers[std::size_t(l)];
-        const TensorHealth *parts[kMapKindCount] = {&h.forward, &h.grad, &h.params, &h.paramGrads};
-        for (int k = 0; k < kMapKindCount; ++k) {
+        const TensorHealth *parts[kStoredMapKinds] = {&h.forward, &h.grad, &h.params, &h.paramGrads};
+        for (int k = 0; k < kStoredMapKinds; ++k) {
             MapCell &slot = col.cells[std::size_t(k * layers_ + l)];
             slot = worse(slot, cellOf(*parts[k], r.step));
         }
@@ -106,7 +114,8 @@ void NanMapData::halve()
 
 const MapCell &NanMapData::cell(MapKind kind, int column, int layer) const
 {
-    return columns_[std::size_t(column)].cells[std::size_t(int(kind) * layers_ + layer)];
+    const int stored = kind == MapKind::Fp16Headroom ? int(MapKind::Forward) : int(kind);
+    return columns_[std::size_t(column)].cells[std::size_t(stored * layers_ + layer)];
 }
 
 int NanMapData::columnOfStep(int step) const

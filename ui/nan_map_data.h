@@ -11,8 +11,12 @@
 
 namespace nanscope {
 
-enum class MapKind { Forward, Gradient, Parameters, ParameterGradients };
-constexpr int kMapKindCount = 4;
+// Fp16Headroom is a view of the forward cells: each layer's largest finite output against fp16's
+// largest finite value, so a layer approaching overflow shows before it overflows.
+enum class MapKind { Forward, Gradient, Parameters, ParameterGradients, Fp16Headroom };
+constexpr int kMapKindCount = 5;
+constexpr int kStoredMapKinds = 4;  // the headroom view reads the forward cells
+constexpr double kFp16Max = 65504.0;
 const char *mapKindName(MapKind kind);
 
 struct MapCell {
@@ -22,14 +26,16 @@ struct MapCell {
     std::int64_t nan = 0;
     std::int64_t posInf = 0;
     std::int64_t negInf = 0;
+    double absMax = 0.0;   // the largest finite magnitude over every step the cell covers
 
     std::int64_t nonFinite() const { return nan + posInf + negInf; }
     double fraction() const { return numel > 0 ? double(nonFinite()) / double(numel) : 0.0; }
 };
 
-// The colour value of a cell: 0 for clean, and any non-finite value lifted to at least 0.2 so a
-// single NaN among millions is still visible; NaN (transparent) when nothing was observed.
-double mapColourValue(const MapCell &cell);
+// The colour value of a cell in 0..1, NaN (transparent) when nothing was observed. NaN views: 0
+// for clean, and any non-finite value lifted to at least 0.2 so a single NaN among millions is
+// still visible. Headroom: absMax / 65504, and 1 once the output holds Inf or NaN.
+double mapColourValue(const MapCell &cell, MapKind kind = MapKind::Forward);
 
 class NanMapData {
 public:
@@ -52,7 +58,7 @@ private:
         int firstStep = 0;
         int lastStep = 0;
         int count = 0;
-        std::vector<MapCell> cells;  // kind-major: [kind * layers + layer]
+        std::vector<MapCell> cells;  // kind-major: [storedKind * layers + layer]
     };
     void halve();
 

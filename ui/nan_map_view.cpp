@@ -16,6 +16,29 @@
 
 namespace nanscope {
 
+namespace {
+
+QCPColorGradient gradientFor(MapKind kind)
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    if (kind == MapKind::Fp16Headroom) {
+        g.setColorStopAt(0.0, QColor(200, 230, 200));
+        g.setColorStopAt(0.5, QColor(255, 220, 90));
+        g.setColorStopAt(0.99, QColor(230, 60, 30));
+        g.setColorStopAt(1.0, QColor(120, 0, 0));
+    } else {
+        g.setColorStopAt(0.0, QColor(235, 235, 235));
+        g.setColorStopAt(0.19, QColor(235, 235, 235));
+        g.setColorStopAt(0.2, QColor(255, 170, 60));
+        g.setColorStopAt(1.0, QColor(170, 0, 0));
+    }
+    g.setNanHandling(QCPColorGradient::nhTransparent);
+    return g;
+}
+
+}  // namespace
+
 NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
 {
     auto *layout = new QVBoxLayout(this);
@@ -42,14 +65,7 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     plot_->xAxis->grid()->setVisible(false);
     plot_->yAxis->grid()->setVisible(false);
     map_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
-    QCPColorGradient gradient;
-    gradient.clearColorStops();
-    gradient.setColorStopAt(0.0, QColor(235, 235, 235));
-    gradient.setColorStopAt(0.19, QColor(235, 235, 235));
-    gradient.setColorStopAt(0.2, QColor(255, 170, 60));
-    gradient.setColorStopAt(1.0, QColor(170, 0, 0));
-    gradient.setNanHandling(QCPColorGradient::nhTransparent);
-    map_->setGradient(gradient);
+    map_->setGradient(gradientFor(kind_));
     map_->setDataRange(QCPRange(0, 1));
     map_->setInterpolate(false);
     outline_ = new QCPItemRect(plot_);
@@ -67,6 +83,10 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     });
     connect(kindBox_, &QComboBox::currentIndexChanged, this, [this] {
         kind_ = MapKind(kindBox_->currentData().toInt());
+        map_->setGradient(gradientFor(kind_));
+        legend_->setText(kind_ == MapKind::Fp16Headroom
+                             ? tr("green → red: largest output / 65504 (fp16's largest value) · dark red: overflowed")
+                             : tr("grey: all finite · orange → red: fraction of NaN/Inf · empty: nothing observed"));
         redraw();
     });
 }
@@ -123,7 +143,7 @@ void NanMapView::redraw()
     map_->data()->fill(std::numeric_limits<double>::quiet_NaN());
     for (int c = 0; c < columns; ++c)
         for (int l = 0; l < rows; ++l)
-            map_->data()->setCell(c, l, mapColourValue(data.cell(kind_, c, l)));
+            map_->data()->setCell(c, l, mapColourValue(data.cell(kind_, c, l), kind_));
 
     QSharedPointer<QCPAxisTickerText> steps(new QCPAxisTickerText);
     const int every = std::max(1, columns / 8);
@@ -189,6 +209,12 @@ QString NanMapView::describeCell(int layer, int column) const
                               : tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
     if (!cell.present)
         return tr("%1, %2\n%3: nothing observed").arg(path, steps, tr(mapKindName(kind_)));
+    if (kind_ == MapKind::Fp16Headroom)
+        return tr("%1 (%2), %3\nlargest finite output %4 = %5% of fp16's 65504%6")
+            .arg(path, QString::fromStdString(l.type), steps)
+            .arg(cell.absMax, 0, 'g', 4)
+            .arg(100.0 * cell.absMax / kFp16Max, 0, 'f', 1)
+            .arg(cell.nonFinite() > 0 ? tr("; the output held %1 NaN/Inf").arg(cell.nonFinite()) : QString());
     return tr("%1 (%2), %3\n%4: %5 NaN, %6 +Inf, %7 -Inf of %8 values")
         .arg(path, QString::fromStdString(l.type), steps, tr(mapKindName(kind_)))
         .arg(cell.nan)

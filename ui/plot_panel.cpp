@@ -32,8 +32,8 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     layout->addLayout(bar);
 
     auto *split = new QSplitter(Qt::Vertical);
-    const QString labels[3] = {tr("loss"), tr("grad norm"), tr("lr")};
-    for (int i = 0; i < 3; ++i) {
+    const QString labels[kPlots] = {tr("loss"), tr("grad norm"), tr("lr"), tr("loss scale")};
+    for (int i = 0; i < kPlots; ++i) {
         plots_[i] = new QCustomPlot;
         plots_[i]->setMinimumHeight(90);
         setUpStepPlot(plots_[i], labels[i]);
@@ -62,6 +62,7 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 3);
     split->setStretchFactor(2, 1);
+    split->setStretchFactor(3, 1);
     layout->addWidget(split, 1);
 
     loss_ = addSeries(lossPlot(), tr("loss"), QColor(31, 119, 180));
@@ -69,6 +70,15 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     clipped_ = addSeries(gradPlot(), tr("after clipping"), QColor(255, 127, 14), 0.85);
     lr_ = addSeries(lrPlot(), tr("lr"), QColor(44, 160, 44));
     lrPlot()->legend->setVisible(false);
+    scale_ = addSeries(lossScalePlot(), tr("loss scale"), QColor(148, 103, 189));
+    skipped_ = lossScalePlot()->addGraph();
+    skipped_->setName(tr("update skipped"));
+    skipped_->setLineStyle(QCPGraph::lsNone);
+    skipped_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QColor(255, 127, 14), 8));
+    // Scales move by powers of two: a log axis shows each halving as one equal step.
+    lossScalePlot()->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    lossScalePlot()->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+    lossScalePlot()->setVisible(false);
     lrPlot()->yAxis->ticker()->setTickCount(3);
     lossPlot()->legend->setVisible(false);  // one series: the axis names it
 
@@ -81,10 +91,12 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
 
 void PlotPanel::clear()
 {
-    for (const SeriesGraphs &g : {loss_, grad_, clipped_, lr_}) {
+    for (const SeriesGraphs &g : {loss_, grad_, clipped_, lr_, scale_}) {
         g.values->data()->clear();
         g.markers->data()->clear();
     }
+    skipped_->data()->clear();
+    lossScalePlot()->setVisible(false);
     for (QCustomPlot *p : plots_)
         for (int i = p->itemCount() - 1; i >= 0; --i)
             if (p->item(i)->property(kMarkTag).toBool())
@@ -102,6 +114,16 @@ void PlotPanel::refresh(const RunStore &store)
     showSeries(grad_, store.series(Series::GradNorm));
     showSeries(clipped_, store.series(Series::GradNormClipped));
     showSeries(lr_, store.series(Series::LearningRate));
+    if (store.usesLossScaling()) {
+        lossScalePlot()->setVisible(true);
+        showSeries(scale_, store.series(Series::LossScale));
+        QVector<double> keys, values;
+        for (const SeriesBucket &b : store.skippedSteps().buckets()) {
+            keys.push_back(b.firstStep);
+            values.push_back(b.max);
+        }
+        skipped_->setData(keys, values, true);
+    }
     showControlMarks(store);
     const auto &buckets = store.series(Series::Loss).buckets();
     if (!buckets.empty()) {
@@ -175,6 +197,8 @@ void PlotPanel::setLogScale(bool on)
     if (logScale_->isChecked() != on)
         logScale_->setChecked(on);
     for (QCustomPlot *p : plots_) {
+        if (p == lossScalePlot())
+            continue;  // always logarithmic
         p->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
         QSharedPointer<QCPAxisTicker> ticker(on ? new QCPAxisTickerLog : new QCPAxisTicker);
         ticker->setTickCount(p == lrPlot() ? 3 : 5);
@@ -201,6 +225,8 @@ void PlotPanel::replotAll()
         p->replot(QCustomPlot::rpQueuedReplot);
 }
 
+int PlotPanel::skippedMarkerCount() const { return skipped_->dataCount(); }
+
 bool PlotPanel::exportPng(const QString &path, QString *error)
 {
     const QPixmap image = grab();
@@ -216,6 +242,8 @@ bool PlotPanel::exportPdf(const QString &path, QString *error)
 {
     int width = 0, height = 0;
     for (QCustomPlot *p : plots_) {
+        if (p->isHidden())
+            continue;
         width = std::max(width, p->width());
         height += p->height();
     }
@@ -234,6 +262,8 @@ bool PlotPanel::exportPdf(const QString &path, QString *error)
     painter.setMode(QCPPainter::pmNoCaching);
     int y = 0;
     for (QCustomPlot *p : plots_) {
+        if (p->isHidden())
+            continue;
         painter.save();
         painter.translate(0, y);
         p->toPainter(&painter, p->width(), p->height());

@@ -1,6 +1,6 @@
 #pragma once
-// The loss, gradient-norm (before and after clipping) and learning-rate plots on one shared step
-// axis: zoom and pan with the mouse (double-click fits again), a log-scale toggle, a vertical line
+// The loss, gradient-norm (before and after clipping), learning-rate and (once a run scales its
+// loss) loss-scale plots on one shared step axis: zoom and pan with the mouse (double-click fits again), a log-scale toggle, a vertical line
 // labelled with each control change, and a cursor at the selected step.
 #include "plot_series.h"
 
@@ -8,6 +8,7 @@
 
 class QCheckBox;
 class QCustomPlot;
+class QCPGraph;
 class QCPItemStraightLine;
 
 namespace nanscope {
@@ -28,6 +29,8 @@ public:
     QCustomPlot *lossPlot() const { return plots_[0]; }
     QCustomPlot *gradPlot() const { return plots_[1]; }
     QCustomPlot *lrPlot() const { return plots_[2]; }
+    QCustomPlot *lossScalePlot() const { return plots_[3]; }
+    int skippedMarkerCount() const;
     int controlMarkCount() const { return markCount_; }
 
     // Both write every plot into one image or one vector page.
@@ -43,10 +46,12 @@ private:
     void showControlMarks(const RunStore &store);
     void replotAll();
 
-    QCustomPlot *plots_[3] = {};
-    SeriesGraphs loss_, grad_, clipped_, lr_;
+    static constexpr int kPlots = 4;
+    QCustomPlot *plots_[kPlots] = {};
+    SeriesGraphs loss_, grad_, clipped_, lr_, scale_;
+    QCPGraph *skipped_ = nullptr;
     QCheckBox *logScale_ = nullptr;
-    QCPItemStraightLine *cursors_[3] = {};
+    QCPItemStraightLine *cursors_[kPlots] = {};
     int cursorStep_ = -1;
     int markCount_ = 0;
     bool followRun_ = true;  // false once the user zooms or pans, until a double-click

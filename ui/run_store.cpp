@@ -4,7 +4,8 @@ namespace nanscope {
 
 RunStore::RunStore(std::size_t seriesCapacity, std::size_t mapCapacity)
     : series_{DecimatedSeries(seriesCapacity), DecimatedSeries(seriesCapacity), DecimatedSeries(seriesCapacity),
-              DecimatedSeries(seriesCapacity)},
+              DecimatedSeries(seriesCapacity), DecimatedSeries(seriesCapacity)},
+      skipped_(seriesCapacity),
       map_(mapCapacity)
 {
 }
@@ -14,6 +15,8 @@ void RunStore::reset(const std::vector<Layer> &layers)
     layers_ = layers;
     for (DecimatedSeries &s : series_)
         s.clear();
+    skipped_.clear();
+    lossScaling_ = false;
     map_.reset(int(layers.size()));
     table_.clear();
     marks_.clear();
@@ -28,6 +31,10 @@ void RunStore::append(const StepRecord &r)
     series_[int(Series::GradNorm)].append(r.step, r.gradNorm);
     series_[int(Series::GradNormClipped)].append(r.step, r.gradNormClipped);
     series_[int(Series::LearningRate)].append(r.step, r.learningRate);
+    series_[int(Series::LossScale)].append(r.step, r.lossScale);
+    if (r.skipped)
+        skipped_.append(r.step, r.lossScale);
+    lossScaling_ = lossScaling_ || r.lossScale != 1.0;
     map_.append(r);
     table_.append(r);
     if (r.origin.valid() && !firstOrigin_.valid())

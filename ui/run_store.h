@@ -13,8 +13,8 @@
 
 namespace nanscope {
 
-enum class Series { Loss, GradNorm, GradNormClipped, LearningRate };
-constexpr int kSeriesCount = 4;
+enum class Series { Loss, GradNorm, GradNormClipped, LearningRate, LossScale };
+constexpr int kSeriesCount = 5;
 
 struct ControlMark {
     int step = 0;
@@ -31,6 +31,10 @@ public:
 
     const std::vector<Layer> &layers() const { return layers_; }
     const DecimatedSeries &series(Series s) const { return series_[int(s)]; }
+    // The steps whose update was not applied (loss-scale overflow, a skipped batch, a rollback),
+    // each with the loss scale of that step: sparse, decimated like the series.
+    const DecimatedSeries &skippedSteps() const { return skipped_; }
+    bool usesLossScaling() const { return lossScaling_; }
     const NanMapData &map() const { return map_; }
     const StepTable &table() const { return table_; }
     const std::vector<ControlMark> &controlMarks() const { return marks_; }
@@ -41,6 +45,8 @@ public:
 private:
     std::vector<Layer> layers_;
     DecimatedSeries series_[kSeriesCount];
+    DecimatedSeries skipped_;
+    bool lossScaling_ = false;
     NanMapData map_;
     StepTable table_;
     std::vector<ControlMark> marks_;
