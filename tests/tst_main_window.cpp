@@ -3,6 +3,7 @@
 // files; closing mid-run is clean.
 #include "control_panel.h"
 #include "event_log_model.h"
+#include "input_shape_dialog.h"
 #include "layer_tree_model.h"
 #include "learning_rate_edit.h"
 #include "main_window.h"
@@ -27,8 +28,11 @@ using namespace nanscope;
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void parsesInputShapes_data();
+    void parsesInputShapes();
     void runFillsThePlotsTheMapAndTheTree();
     void manyRecordsFewDeliveries();
+    void controllerCoalescesAndDropsStaleRuns();
     void aControlChangeReachesTheSessionAndIsMarked();
     void pauseOnNonFiniteOffersTheDecisions();
     void clickingAMapCellSelectsLayerAndStep();
@@ -38,6 +42,28 @@ private Q_SLOTS:
     void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
 };
+
+void TestMainWindow::parsesInputShapes_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("shape");  // formatted back, empty when rejected
+    QTest::addRow("x-separated") << QStringLiteral("8x3x64x64") << QStringLiteral("8x3x64x64");
+    QTest::addRow("commas and spaces") << QStringLiteral(" 8, 100 ") << QStringLiteral("8x100");
+    QTest::addRow("times sign") << QStringLiteral("4×10") << QStringLiteral("4x10");
+    QTest::addRow("one dimension") << QStringLiteral("32") << QStringLiteral("32");
+    QTest::addRow("zero") << QStringLiteral("8x0") << QString();
+    QTest::addRow("negative") << QStringLiteral("8x-3") << QString();
+    QTest::addRow("letters") << QStringLiteral("8xabc") << QString();
+    QTest::addRow("empty") << QString() << QString();
+}
+
+void TestMainWindow::parsesInputShapes()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, shape);
+    const auto parsed = parseShape(text);
+    QCOMPARE(parsed ? formatShape(*parsed) : QString(), shape);
+}
 
 namespace {
 
@@ -96,6 +122,31 @@ void TestMainWindow::manyRecordsFewDeliveries()
     QCOMPARE(w.recordsShown(), 2000);
     // Records are coalesced by a 33 ms timer: far fewer deliveries than records.
     QVERIFY2(w.controller().deliveries() < 1000, qPrintable(QString::number(w.controller().deliveries())));
+}
+
+void TestMainWindow::controllerCoalescesAndDropsStaleRuns()
+{
+    SessionController controller;
+    int received = 0, stale = 0;
+    QSignalSpy batches(&controller, &SessionController::recordsArrived);
+    connect(&controller, &SessionController::recordsArrived, this, [&](const QVector<StepRecordPtr> &records) {
+        for (const StepRecordPtr &r : records)
+            (r->run == 3 ? received : stale) += 1;
+    });
+    SessionObserver &feed = controller.feed();
+    feed.runStarted(3, {{0, "", "Net", -1}}, RunConfig{});
+    QElapsedTimer clock;
+    clock.start();
+    for (int step = 0; step < 20000; ++step) {
+        auto r = std::make_shared<StepRecord>();
+        r->run = step % 10 == 0 ? 2 : 3;  // every tenth belongs to a replaced run
+        r->step = step;
+        feed.stepRecorded(r);
+    }
+    QTRY_COMPARE(received, 18000);
+    QCOMPARE(stale, 0);
+    // One batch per 33 ms tick at most, however many records arrived.
+    QVERIFY2(batches.count() <= clock.elapsed() / 33 + 2, qPrintable(QString::number(batches.count())));
 }
 
 void TestMainWindow::aControlChangeReachesTheSessionAndIsMarked()
