@@ -36,6 +36,18 @@ std::pair<int, std::string> firstForwardOverflow(const RunCollector &run)
     return {-1, {}};
 }
 
+// Sets new controls from the observer callback when step `at` is recorded.
+struct ControlChanger final : SessionObserver {
+    Session *session = nullptr;
+    int at = 0;
+    Controls next;
+    void stepRecorded(const StepRecordPtr &r) override
+    {
+        if (r->step == at)
+            session->setControls(next);
+    }
+};
+
 bool cudaAvailable()
 {
     for (const DeviceInfo &d : devices())
@@ -55,6 +67,9 @@ private Q_SLOTS:
     void widerFormatsStayFinite_data();
     void widerFormatsStayFinite();
     void lowerInitialScaleSkipsNoFirstStep();
+    void liveChangeAppliesAtTheNextStep_data();
+    void liveChangeAppliesAtTheNextStep();
+    void invalidScalingIsRefused();
     void overflowsOnCudaToo();
 };
 
@@ -161,6 +176,67 @@ void TestMixedPrecision::lowerInitialScaleSkipsNoFirstStep()
         QCOMPARE(r->lossScale, 0.25);
     }
     QCOMPARE(run->summary.firstNonFiniteStep, -1);
+}
+
+void TestMixedPrecision::liveChangeAppliesAtTheNextStep_data()
+{
+    QTest::addColumn<int>("precision");
+    QTest::addColumn<double>("initialScale");
+    QTest::addColumn<double>("scaleAfter");
+    QTest::addColumn<QString>("event");
+    // bf16 needs no scaler: scale 1 from the next step on, and nothing skipped any more.
+    QTest::addRow("to bf16") << int(Precision::BF16) << 65536.0 << 1.0 << "precision bf16";
+    // New scaling options start the scaler over from the new initial scale.
+    QTest::addRow("new initial scale") << int(Precision::FP16) << 0.25 << 0.25 << "loss scaling from 0.25";
+}
+
+void TestMixedPrecision::liveChangeAppliesAtTheNextStep()
+{
+    QFETCH(int, precision);
+    QFETCH(double, initialScale);
+    QFETCH(double, scaleAfter);
+    QFETCH(QString, event);
+    Session session;
+    RunCollector c;
+    ControlChanger changer;
+    changer.session = &session;
+    changer.at = 5;
+    changer.next = findScenario("fp16-overflow")->defaults;
+    changer.next.precision = Precision(precision);
+    changer.next.lossScaling.initialScale = initialScale;
+    session.addObserver(&c);
+    session.addObserver(&changer);
+    RunConfig config = fp16Overflow(Precision::FP16);
+    config.steps = 8;
+    QVERIFY(session.start(config));
+    QVERIFY(session.wait(60000));
+    QCOMPARE(c.records.size(), std::size_t(8));
+    for (const auto &r : c.records) {
+        if (r->step <= 5) {  // still skipping and halving from 65536
+            QCOMPARE(r->lossScale, std::ldexp(1.0, 16 - r->step));
+            QVERIFY(r->skipped);
+        } else if (r->step == 6) {
+            QCOMPARE(r->lossScale, scaleAfter);
+        }
+        if (r->step > 5 && Precision(precision) == Precision::BF16) {
+            QCOMPARE(r->lossScale, 1.0);
+            QVERIFY(!r->skipped && std::isfinite(r->gradNorm));
+        }
+    }
+    bool logged = false;
+    for (const Event &e : c.events)
+        logged = logged || (e.kind == EventKind::ControlChange && e.step == 6 && e.text == event.toStdString());
+    QVERIFY(logged);
+}
+
+void TestMixedPrecision::invalidScalingIsRefused()
+{
+    Session session;
+    RunConfig config = fp16Overflow(Precision::FP16);
+    config.controls->lossScaling.backoffFactor = 1.5;
+    std::string error;
+    QVERIFY(!session.start(config, &error));
+    QVERIFY2(error.find("backoff factor") != std::string::npos, error.c_str());
 }
 
 void TestMixedPrecision::overflowsOnCudaToo()

@@ -290,6 +290,9 @@ bool Session::start(const RunConfig &config, std::string *error)
         return fail("unknown device '" + config.device + "' (cpu or cuda)");
     if (config.steps < 0)
         return fail("the number of steps must be positive");
+    const std::string badScaling = config.controls.value_or(info->defaults).lossScaling.invalidReason();
+    if (!badScaling.empty())
+        return fail(badScaling);
     d->stopWorker();
     std::lock_guard<std::mutex> lock(d->mutex);
     d->stopRequested = false;
