@@ -47,6 +47,7 @@ private Q_SLOTS:
     void runJsonReportsTheOrigin();
     void nonFiniteNumbersAreStrings();
     void runJsonReportsLossScaling();
+    void textReportLabelsEmulatedFp16();
     void precisionFlagChangesTheRun_data();
     void precisionFlagChangesTheRun();
     void badArguments_data();
@@ -132,6 +133,19 @@ void TestCli::runJsonReportsLossScaling()
     QCOMPARE(summary[QLatin1String("final_loss_scale")].toDouble(), 0.25);
     QCOMPARE(summary[QLatin1String("precision")].toString(), QStringLiteral("fp16 (emulated on CPU)"));
     QCOMPARE(summary[QLatin1String("first_nonfinite_step")].toInt(), 0);
+}
+
+void TestCli::textReportLabelsEmulatedFp16()
+{
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("fp16-overflow"),
+                          QStringLiteral("--steps"), QStringLiteral("2")});
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.contains(QLatin1String("seed 1, device cpu, fp16 (emulated on CPU)")), qPrintable(o.out));
+    QVERIFY(o.out.contains(QLatin1String("steps run: 2, precision fp16 (emulated on CPU)")));
+    QVERIFY(o.out.contains(QLatin1String("scale 65536")));
+    QVERIFY(o.out.contains(QLatin1String(
+        "fp16 (emulated on CPU) gradients overflowed at loss scale 32768: update skipped, scale now 16384")));
+    QVERIFY(o.out.contains(QLatin1String("loss scaling: 2 steps skipped for overflowing gradients, final scale 16384")));
 }
 
 void TestCli::precisionFlagChangesTheRun_data()

@@ -349,6 +349,8 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
         return;
     }
 
+    // Under loss scaling, overflowing gradients are the scaler's to handle (skip the step, back off)
+    // before the policy would zero them: GradScaler's behaviour.
     if (scaling_ && scalerSkipped(rec, events, paramsFinite))
         return;
 
