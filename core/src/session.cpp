@@ -278,21 +278,13 @@ void Session::removeObserver(SessionObserver *observer)
 
 bool Session::start(const RunConfig &config, std::string *error)
 {
-    const ScenarioInfo *info = findScenario(config.scenario);
-    auto fail = [error](const std::string &m) {
+    const std::string invalid = invalidRunConfigReason(config);
+    if (!invalid.empty()) {
         if (error)
-            *error = m;
+            *error = invalid;
         return false;
-    };
-    if (!info)
-        return fail("unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)");
-    if (config.device != "cpu" && config.device != "cuda")
-        return fail("unknown device '" + config.device + "' (cpu or cuda)");
-    if (config.steps < 0)
-        return fail("the number of steps must be positive");
-    const std::string badScaling = config.controls.value_or(info->defaults).lossScaling.invalidReason();
-    if (!badScaling.empty())
-        return fail(badScaling);
+    }
+    const ScenarioInfo *info = findScenario(config.scenario);
     d->stopWorker();
     std::lock_guard<std::mutex> lock(d->mutex);
     d->stopRequested = false;
