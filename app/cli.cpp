@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "json_writer.h"
+#include "run_printer.h"
 #include "nanscope/bench.h"
 #include "nanscope/scenario.h"
 
@@ -32,168 +33,6 @@ int parseInt(const std::string &flag, const std::string &v, int min)
         throw std::invalid_argument(flag + " expects an integer >= " + std::to_string(min) + ", got '" + v + "'");
     return int(n);
 }
-
-std::vector<std::string> nonFiniteLayers(const StepRecord &r, const std::vector<Layer> &layers)
-{
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {
-        const LayerHealth &l = r.layers[i];
-        if (layers[i].parent < 0)
-            continue;  // the root's output is its last layer's
-        if (l.forward.hasNonFinite() || l.grad.hasNonFinite() || l.params.hasNonFinite() || l.paramGrads.hasNonFinite())
-            out.push_back(layers[i].path);
-    }
-    return out;
-}
-
-JsonObject originJson(const Origin &o)
-{
-    JsonObject j;
-    j.add("step", o.step).add("phase", phaseName(o.phase)).add("layer", o.layerPath);
-    if (o.op.empty())
-        j.addNull("op");
-    else
-        j.add("op", o.op);
-    j.add("produced", o.produced).add("explanation", o.explanation);
-    return j;
-}
-
-std::string fmt(double v)
-{
-    std::ostringstream s;
-    s << std::setprecision(5) << v;
-    return s.str();
-}
-
-// Prints a run as it goes: readable lines, or one JSON object per line.
-class RunPrinter final : public SessionObserver {
-public:
-    RunPrinter(std::ostream &out, bool json, Session &session, bool stopAtPause)
-        : out_(out), json_(json), session_(session), stopAtPause_(stopAtPause) {}
-
-    void runStarted(int, const std::vector<Layer> &layers, const RunConfig &config) override
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        layers_ = layers;
-        const int steps = config.steps > 0 ? config.steps : findScenario(config.scenario)->defaultSteps;
-        every_ = std::max(1, steps / 20);
-        if (!json_)
-            out_ << "scenario " << config.scenario << ", " << layers.size() << " layers, " << steps
-                 << " steps, seed " << config.seed << ", device " << config.device << '\n';
-    }
-
-    void stepRecorded(const StepRecordPtr &r) override
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        const std::vector<std::string> bad = nonFiniteLayers(*r, layers_);
-        if (json_) {
-            JsonObject j;
-            j.add("type", "step").add("step", r->step).add("loss", r->loss).add("grad_norm", r->gradNorm)
-                .add("grad_norm_clipped", r->gradNormClipped).add("lr", r->learningRate)
-                .add("nonfinite_layers", bad).add("skipped", r->skipped).add("rolled_back", r->rolledBack);
-            if (!r->quarantined.empty())
-                j.add("quarantined", r->quarantined);
-            out_ << j.str() << '\n';
-            return;
-        }
-        const bool firstBad = r->nonFinite() && !sawNonFinite_;
-        sawNonFinite_ = sawNonFinite_ || r->nonFinite();
-        if (r->step % every_ != 0 && !firstBad && !r->rolledBack && r->quarantined.empty())
-            return;
-        out_ << "step " << std::setw(5) << r->step << "  loss " << std::setw(12) << fmt(r->loss) << "  grad "
-             << std::setw(12) << fmt(r->gradNorm) << "  lr " << fmt(r->learningRate);
-        if (!bad.empty())
-            out_ << "  non-finite in " << bad.size() << " layers";
-        if (!r->why.empty())
-            out_ << "  (" << r->why << ")";
-        out_ << '\n';
-    }
-
-    void eventRaised(const Event &e) override
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (e.kind == EventKind::Paused && stopAtPause_)
-            session_.stop();  // headless: nobody to decide, so stop here with clean weights
-        if (json_) {
-            JsonObject j;
-            j.add("type", "event").add("step", e.step).add("text", e.text);
-            out_ << j.str() << '\n';
-        } else if (e.kind != EventKind::Info) {
-            out_ << "  * " << (e.step >= 0 ? "step " + std::to_string(e.step) + ": " : std::string()) << e.text << '\n';
-        }
-    }
-
-    void runFinished(const RunSummary &s) override
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        summary_ = s;
-        if (json_) {
-            JsonObject j;
-            j.add("type", "summary").add("scenario", s.scenario).add("steps_run", s.stepsRun);
-            if (s.firstNonFiniteStep < 0)
-                j.addNull("first_nonfinite_step").addNull("origin");
-            else
-                j.add("first_nonfinite_step", s.firstNonFiniteStep).add("origin", originJson(s.origin));
-            j.add("nonfinite_steps", s.nonFiniteSteps).add("quarantined_samples", s.quarantinedSamples)
-                .add("rollbacks", s.rollbacks).add("skipped_steps", s.skippedSteps)
-                .add("final_lr", s.finalLearningRate).add("steps_per_s", s.stepsPerSecond)
-                .add("stopped_by_policy", s.stoppedByPolicy).add("final_state_finite", s.finalStateFinite);
-            JsonObject perLayer;
-            for (std::size_t i = 0; i < s.nonFiniteStepsPerLayer.size() && i < layers_.size(); ++i)
-                if (layers_[i].parent >= 0 && s.nonFiniteStepsPerLayer[i] > 0)
-                    perLayer.add(layers_[i].path, s.nonFiniteStepsPerLayer[i]);
-            j.add("nonfinite_steps_per_layer", perLayer);
-            if (!s.error.empty())
-                j.add("error", s.error);
-            out_ << j.str() << '\n';
-            return;
-        }
-        if (!s.error.empty())
-            return;  // main() prints the one-line error
-        out_ << "\n== report ==\n" << "steps run: " << s.stepsRun << '\n';
-        if (s.firstNonFiniteStep < 0) {
-            out_ << "no non-finite value in any step\n";
-        } else {
-            out_ << "first non-finite step: " << s.firstNonFiniteStep << '\n'
-                 << "origin: phase " << phaseName(s.origin.phase) << ", layer '" << s.origin.layerPath << "', op "
-                 << (s.origin.op.empty() ? "(not named)" : s.origin.op) << ", "
-                 << (s.origin.phase == Phase::Input ? "in the data"
-                                                    : s.origin.produced ? "produced there" : "passed on")
-                 << '\n'
-                 << "  " << s.origin.explanation << '\n'
-                 << "non-finite steps: " << s.nonFiniteSteps << '\n' << "per layer (steps with non-finite values):\n";
-            for (std::size_t i = 0; i < s.nonFiniteStepsPerLayer.size() && i < layers_.size(); ++i)
-                if (layers_[i].parent >= 0 && s.nonFiniteStepsPerLayer[i] > 0)
-                    out_ << "  " << std::left << std::setw(12) << layers_[i].path << std::right << ' '
-                         << s.nonFiniteStepsPerLayer[i] << '\n';
-        }
-        out_ << "recovery: " << s.quarantinedSamples.size() << " samples quarantined";
-        for (std::int64_t i : s.quarantinedSamples)
-            out_ << ' ' << i;
-        out_ << ", " << s.rollbacks << " rollbacks, " << s.skippedSteps << " skipped steps"
-             << (s.stoppedByPolicy ? ", stopped by the policy" : "") << '\n'
-             << "final lr: " << fmt(s.finalLearningRate) << ", final state "
-             << (s.finalStateFinite ? "finite" : "NON-FINITE") << '\n'
-             << "speed: " << fmt(s.stepsPerSecond) << " steps/s\n";
-    }
-
-    RunSummary summary() const
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return summary_;
-    }
-
-private:
-    mutable std::mutex mutex_;
-    std::ostream &out_;
-    bool json_;
-    Session &session_;
-    bool stopAtPause_;
-    std::vector<Layer> layers_;
-    int every_ = 1;
-    bool sawNonFinite_ = false;
-    RunSummary summary_;
-};
 
 int listScenarios(std::ostream &out)
 {
@@ -265,8 +104,9 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
 RunOptions parseRunOptions(const std::vector<std::string> &args)
 {
     RunOptions o;
-    std::optional<double> lr, clip;
-    bool clipOff = false, pause = false;
+    std::optional<double> lr, clip, lossScale;
+    std::optional<Precision> precision;
+    bool clipOff = false, pause = false, lossScaleOff = false;
     std::optional<RecoveryPolicy> recovery;
     bool haveScenario = false;
     for (std::size_t i = 1; i < args.size(); ++i) {
@@ -310,6 +150,25 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
                 recovery = RecoveryPolicy::full();
             else
                 throw std::invalid_argument("--recovery is none, skip or full, got '" + v + "'");
+        } else if (a == "--precision") {
+            const std::string &v = value();
+            if (v == "fp32")
+                precision = Precision::FP32;
+            else if (v == "fp16")
+                precision = Precision::FP16;
+            else if (v == "bf16")
+                precision = Precision::BF16;
+            else
+                throw std::invalid_argument("--precision is fp32, fp16 or bf16, got '" + v + "'");
+        } else if (a == "--loss-scale") {
+            const std::string &v = value();
+            if (v == "off") {
+                lossScaleOff = true;
+            } else {
+                lossScale = parseNumber(a, v);
+                if (*lossScale <= 0)
+                    throw std::invalid_argument("--loss-scale must be positive or 'off'");
+            }
         } else if (a == "--pause-on-nonfinite") {
             pause = true;
         } else if (a == "--batch") {
@@ -336,6 +195,12 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
         c.clipNorm.reset();
     if (recovery)
         c.recovery = *recovery;
+    if (precision)
+        c.precision = *precision;
+    if (lossScale)
+        c.lossScaling.initialScale = *lossScale;
+    if (lossScaleOff)
+        c.lossScaling.enabled = false;
     c.pauseOnNonFinite = pause;
     o.config.controls = c;
     return o;

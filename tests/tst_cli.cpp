@@ -7,6 +7,7 @@
 #include <QProcess>
 #include <QtTest>
 
+#include <cmath>
 #include <sstream>
 
 using namespace nanscope;
@@ -45,6 +46,10 @@ private Q_SLOTS:
     void scenariosListsEveryId();
     void runJsonReportsTheOrigin();
     void nonFiniteNumbersAreStrings();
+    void runJsonReportsLossScaling();
+    void textReportLabelsEmulatedFp16();
+    void precisionFlagChangesTheRun_data();
+    void precisionFlagChangesTheRun();
     void badArguments_data();
     void badArguments();
     void executableRunsHeadless();
@@ -55,7 +60,7 @@ void TestCli::scenariosListsEveryId()
     const Output o = run({QStringLiteral("scenarios")});
     QCOMPARE(o.code, 0);
     for (const char *id : {"large-lr-ce", "large-lr-mse", "nan-input", "log-zero", "bn-constant", "sqrt-backward",
-                           "exploding-deep", "safe-training"})
+                           "exploding-deep", "safe-training", "fp16-overflow"})
         QVERIFY2(o.out.contains(QLatin1String(id)), id);
 }
 
@@ -101,6 +106,88 @@ void TestCli::nonFiniteNumbersAreStrings()
     QVERIFY(QStringList({QStringLiteral("NaN"), QStringLiteral("Infinity")}).contains(first[QLatin1String("loss")].toString()));
 }
 
+void TestCli::runJsonReportsLossScaling()
+{
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("fp16-overflow"),
+                          QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--json")});
+    QCOMPARE(o.code, 0);
+    QList<QJsonObject> steps;
+    QJsonObject summary;
+    for (const QJsonObject &j : o.objects) {
+        if (j[QLatin1String("type")] == QLatin1String("step"))
+            steps.push_back(j);
+        if (j[QLatin1String("type")] == QLatin1String("summary"))
+            summary = j;
+    }
+    QCOMPARE(steps.size(), 20);
+    // 18 skips from 65536 down to 0.25, then updates applied.
+    for (int k = 0; k < 20; ++k) {
+        const QJsonObject &s = steps[k];
+        QCOMPARE(s[QLatin1String("loss_scale")].toDouble(), std::ldexp(1.0, 16 - std::min(k, 18)));
+        QCOMPARE(s[QLatin1String("skipped")].toBool(), k < 18);
+        QCOMPARE(s[QLatin1String("overflow_layers")].toArray().contains(QStringLiteral("head")), k < 18);
+        QVERIFY(s[QLatin1String("fp16_headroom")].toObject()[QLatin1String("value")].toDouble() > 0);
+    }
+    QCOMPARE(summary[QLatin1String("skipped_steps")].toInt(), 18);
+    QCOMPARE(summary[QLatin1String("scaler_skipped_steps")].toInt(), 18);
+    QCOMPARE(summary[QLatin1String("final_loss_scale")].toDouble(), 0.25);
+    QCOMPARE(summary[QLatin1String("precision")].toString(), QStringLiteral("fp16 (emulated on CPU)"));
+    QCOMPARE(summary[QLatin1String("first_nonfinite_step")].toInt(), 0);
+}
+
+void TestCli::textReportLabelsEmulatedFp16()
+{
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("fp16-overflow"),
+                          QStringLiteral("--steps"), QStringLiteral("2")});
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.contains(QLatin1String("seed 1, device cpu, fp16 (emulated on CPU)")), qPrintable(o.out));
+    QVERIFY(o.out.contains(QLatin1String("steps run: 2, precision fp16 (emulated on CPU)")));
+    QVERIFY(o.out.contains(QLatin1String("scale 65536")));
+    QVERIFY(o.out.contains(QLatin1String(
+        "fp16 (emulated on CPU) gradients overflowed at loss scale 32768: update skipped, scale now 16384")));
+    QVERIFY(o.out.contains(QLatin1String("loss scaling: 2 steps skipped for overflowing gradients, final scale 16384")));
+}
+
+void TestCli::precisionFlagChangesTheRun_data()
+{
+    QTest::addColumn<QStringList>("flags");
+    QTest::addColumn<QString>("precision");
+    QTest::addColumn<double>("firstScale");
+    QTest::addColumn<int>("skipped");
+    QTest::addColumn<bool>("finalFinite");
+    QTest::addRow("fp32") << QStringList{QStringLiteral("--precision"), QStringLiteral("fp32")} << "fp32" << 1.0 << 0 << true;
+    QTest::addRow("bf16") << QStringList{QStringLiteral("--precision"), QStringLiteral("bf16")} << "bf16" << 1.0 << 0 << true;
+    QTest::addRow("low scale") << QStringList{QStringLiteral("--loss-scale"), QStringLiteral("0.25")}
+                               << "fp16 (emulated on CPU)" << 0.25 << 1 << true;  // steps 0, 1 fit; 2 does not
+    QTest::addRow("default scale") << QStringList{} << "fp16 (emulated on CPU)" << 65536.0 << 3 << true;
+    // Without a scaler the overflowing gradients reach the weights: NaN parameters, nothing skipped.
+    QTest::addRow("no scaling") << QStringList{QStringLiteral("--loss-scale"), QStringLiteral("off")}
+                                << "fp16 (emulated on CPU)" << 1.0 << 0 << false;
+}
+
+void TestCli::precisionFlagChangesTheRun()
+{
+    QFETCH(QStringList, flags);
+    QFETCH(QString, precision);
+    QFETCH(double, firstScale);
+    QFETCH(int, skipped);
+    QFETCH(bool, finalFinite);
+    const Output o = run(QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("fp16-overflow"),
+                                     QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--json")} + flags);
+    QCOMPARE(o.code, 0);
+    QJsonObject first, summary;
+    for (const QJsonObject &j : o.objects) {
+        if (first.isEmpty() && j[QLatin1String("type")] == QLatin1String("step"))
+            first = j;
+        if (j[QLatin1String("type")] == QLatin1String("summary"))
+            summary = j;
+    }
+    QCOMPARE(summary[QLatin1String("precision")].toString(), precision);
+    QCOMPARE(first[QLatin1String("loss_scale")].toDouble(), firstScale);
+    QCOMPARE(summary[QLatin1String("skipped_steps")].toInt(), skipped);
+    QCOMPARE(summary[QLatin1String("final_state_finite")].toBool(), finalFinite);
+}
+
 void TestCli::badArguments_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -119,6 +206,12 @@ void TestCli::badArguments_data()
                                   << QStringLiteral("--recovery is none, skip or full");
     QTest::addRow("missing value") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario")}
                                    << QStringLiteral("--scenario needs a value");
+    QTest::addRow("bad precision") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                                                  QStringLiteral("--precision"), QStringLiteral("fp8")}
+                                   << QStringLiteral("--precision is fp32, fp16 or bf16");
+    QTest::addRow("bad loss scale") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
+                                                   QStringLiteral("--loss-scale"), QStringLiteral("-4")}
+                                    << QStringLiteral("--loss-scale must be positive or 'off'");
     QTest::addRow("unknown flag") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
                                                  QStringLiteral("--fast")}
                                   << QStringLiteral("unknown argument '--fast'");

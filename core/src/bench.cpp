@@ -54,7 +54,8 @@ double median(std::vector<double> v)
 
 }  // namespace
 
-std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress)
+std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
+                                       const std::string &device, Precision precision)
 {
     torch::set_num_threads(1);
     std::vector<BenchResult> results;
@@ -66,6 +67,10 @@ std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(cons
         config.scenario = "bench-" + model;
         config.opLevelOrigin = false;
         config.snapshotEvery = 1 << 30;
+        config.device = device;
+        Controls controls;
+        controls.precision = precision;
+        config.controls = controls;
         Trainer trainer(benchSetup(model), config);
         std::vector<double> times[3];
         const int warmup = 5;
@@ -77,6 +82,8 @@ std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(cons
                 const auto t0 = std::chrono::steady_clock::now();
                 auto rec = trainer.computeStep();
                 trainer.applyStep(*rec, events, stop);
+                if (device == "cuda")
+                    torch::cuda::synchronize();  // the probe-off step has no host read of its own
                 const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
                 if (r >= warmup)
                     times[m].push_back(ms);

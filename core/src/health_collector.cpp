@@ -1,6 +1,7 @@
 #include "health_collector.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 namespace nanscope {
 
@@ -12,6 +13,8 @@ void HealthCollector::record(TensorHealth *slot, const at::Tensor &t)
         slot->merge(computeHealth(t));
         return;
     }
+    // The forward pass may run under autocast: the statistics are NaNScope's, not the model's.
+    c10::impl::ExcludeDispatchKeyGuard noAutocast(c10::autocast_dispatch_keyset);
     pending_.push_back({slot, healthStatsOnDevice(t)});
 }
 

@@ -24,6 +24,10 @@ public:
     virtual at::Tensor forward(const at::Tensor &x, Probe *probe) = 0;
     virtual void setTraining(bool on) = 0;
     virtual void toDevice(const std::string &device) = 0;
+    // fp16 emulated on the CPU: round every observed layer output through half, so values past
+    // 65504 become Inf as they would on a GPU. Returns false when the model cannot (then it runs
+    // unrounded).
+    virtual bool setHalfEmulation(bool on) { return !on; }
 };
 
 }  // namespace nanscope

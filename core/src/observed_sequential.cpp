@@ -1,5 +1,6 @@
 #include "observed_sequential.h"
 
+#include "autocast_scope.h"
 #include "probe.h"
 
 #include <torch/torch.h>
@@ -61,6 +62,8 @@ at::Tensor ObservedSequential::forward(const at::Tensor &input, Probe *probe)
     int id = 1;
     for (auto &child : children_) {
         at::Tensor y = child.second.forward(x);
+        if (halfEmulation_)
+            y = roundThroughHalf(y);  // what the layer's fp16 output would hold on a GPU
         if (probe)
             probe->observe(id, x, y);
         x = y;

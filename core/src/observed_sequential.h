@@ -29,6 +29,11 @@ public:
     at::Tensor forward(const at::Tensor &x, Probe *probe) override;
     void setTraining(bool on) override;
     void toDevice(const std::string &device) override;
+    bool setHalfEmulation(bool on) override
+    {
+        halfEmulation_ = on;
+        return true;
+    }
 
     torch::nn::Module &root() { return *root_; }
 
@@ -38,6 +43,7 @@ private:
     std::vector<Layer> layers_;
     std::vector<std::string> frozen_;
     std::vector<std::vector<at::Tensor>> ownParameters_;
+    bool halfEmulation_ = false;
 };
 
 // "torch::nn::LinearImpl" -> "Linear"

@@ -13,12 +13,14 @@ namespace nanscope {
 
 namespace {
 
-Controls makeControls(double lr, std::optional<double> clip = {}, RecoveryPolicy policy = {})
+Controls makeControls(double lr, std::optional<double> clip = {}, RecoveryPolicy policy = {},
+                      Precision precision = Precision::FP32)
 {
     Controls c;
     c.learningRate = lr;
     c.clipNorm = clip;
     c.recovery = policy;
+    c.precision = precision;
     return c;
 }
 
@@ -70,6 +72,8 @@ const std::vector<ScenarioInfo> &scenarios()
          makeControls(1e-3), 10},
         {"safe-training", "The nan-input data trained with the full recovery policy: quarantine, clip, roll back",
          makeControls(1e-3, 5.0, RecoveryPolicy::full()), 200},
+        {"fp16-overflow", "Prices in dollars as fp16 regression targets: the loss scaler backs off, then outputs pass 65504",
+         makeControls(0.05, {}, {}, Precision::FP16), 100},
     };
     return list;
 }
@@ -150,6 +154,20 @@ ScenarioSetup buildScenario(const RunConfig &config)
         x.slice(0, 0, 500, 8).zero_();  // zero-padded samples: every 8th row is all zeros
         s.data = {x, torch::randn({500, 1})};
         s.loss = LossKind::Mse;
+    } else if (id == "fp16-overflow") {
+        // A price regression whose targets were left in dollars (about 1e5): the MLP's output has
+        // to grow past fp16's largest value, 65504, to fit them.
+        s.model = std::make_unique<ObservedSequential>("PriceMLP");
+        s.model->add("fc1", nn::AnyModule(nn::Linear(16, 64)));
+        s.model->add("relu1", nn::AnyModule(nn::ReLU()));
+        s.model->add("fc2", nn::AnyModule(nn::Linear(64, 64)));
+        s.model->add("relu2", nn::AnyModule(nn::ReLU()));
+        s.model->add("head", nn::AnyModule(nn::Linear(64, 1)));
+        const at::Tensor x = torch::randn({500, 16});
+        const at::Tensor w = torch::randn({16, 1}) / 4.0;
+        s.data = {x, 1e5 + 3e4 * x.matmul(w)};
+        s.loss = LossKind::Mse;
+        s.optimizer = OptimizerKind::AdamW;
     } else if (id == "exploding-deep") {
         s.model = std::make_unique<ObservedSequential>("DeepMLP");
         for (int i = 0; i < 30; ++i) {

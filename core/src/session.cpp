@@ -122,7 +122,9 @@ void Session::Impl::run(RunConfig config, int id)
         Trainer trainer(buildScenario(config), config);
         perLayer.assign(trainer.layers().size(), 0);
         notify([&](SessionObserver &o) { o.runStarted(id, trainer.layers(), config); });
-        raise({EventKind::Info, 0, -1, "run " + std::to_string(id) + ": " + config.scenario + " on " + config.device});
+        raise({EventKind::Info, 0, -1,
+               "run " + std::to_string(id) + ": " + config.scenario + " on " + config.device + ", " +
+                   trainer.precisionLabel()});
         const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
         setState(paused ? SessionState::Paused : SessionState::Running);
         const auto account = [&](const StepRecord &r) {
@@ -130,6 +132,7 @@ void Session::Impl::run(RunConfig config, int id)
             summary.nonFiniteSteps += r.origin.valid() ? 1 : 0;
             summary.rollbacks += r.rolledBack ? 1 : 0;
             summary.skippedSteps += r.skipped ? 1 : 0;
+            summary.scalerSkippedSteps += r.overflowLayers.empty() ? 0 : 1;
             for (std::size_t i = 0; i < r.layers.size(); ++i)
                 if (r.layers[i].forward.hasNonFinite() || r.layers[i].grad.hasNonFinite())
                     ++perLayer[i];
@@ -236,6 +239,8 @@ void Session::Impl::run(RunConfig config, int id)
         summary.quarantinedSamples.assign(trainer.quarantined().begin(), trainer.quarantined().end());
         summary.finalLearningRate = trainer.learningRate();
         summary.finalStateFinite = trainer.stateFinite();
+        summary.finalLossScale = trainer.lossScale();
+        summary.precision = trainer.precisionLabel();
     } catch (const std::exception &e) {
         summary.error = e.what();
         // LibTorch messages carry a C++ stack after the first line: keep the sentence only.
@@ -273,18 +278,13 @@ void Session::removeObserver(SessionObserver *observer)
 
 bool Session::start(const RunConfig &config, std::string *error)
 {
-    const ScenarioInfo *info = findScenario(config.scenario);
-    auto fail = [error](const std::string &m) {
+    const std::string invalid = invalidRunConfigReason(config);
+    if (!invalid.empty()) {
         if (error)
-            *error = m;
+            *error = invalid;
         return false;
-    };
-    if (!info)
-        return fail("unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)");
-    if (config.device != "cpu" && config.device != "cuda")
-        return fail("unknown device '" + config.device + "' (cpu or cuda)");
-    if (config.steps < 0)
-        return fail("the number of steps must be positive");
+    }
+    const ScenarioInfo *info = findScenario(config.scenario);
     d->stopWorker();
     std::lock_guard<std::mutex> lock(d->mutex);
     d->stopRequested = false;

@@ -1,5 +1,7 @@
 #include "trainer.h"
 
+#include "autocast_scope.h"
+#include "nanscope/precision.h"
 #include "nanscope/scenario.h"
 #include "op_tracer.h"
 #include "origin.h"
@@ -44,7 +46,7 @@ std::string formatNumber(double v)
     return s.str();
 }
 
-std::string describeControlChange(const Controls &a, const Controls &b)
+std::string describeControlChange(const Controls &a, const Controls &b, const std::string &device)
 {
     std::vector<std::string> parts;
     if (a.learningRate != b.learningRate)
@@ -59,7 +61,10 @@ std::string describeControlChange(const Controls &a, const Controls &b)
     if (a.pauseOnNonFinite != b.pauseOnNonFinite)
         parts.push_back(b.pauseOnNonFinite ? "pause on non-finite" : "no pause");
     if (a.precision != b.precision)
-        parts.push_back(std::string("precision ") + precisionName(b.precision));
+        parts.push_back("precision " + precisionLabel(b.precision, device));
+    if (a.lossScaling != b.lossScaling)
+        parts.push_back(b.lossScaling.enabled ? "loss scaling from " + formatNumber(b.lossScaling.initialScale)
+                                              : std::string("loss scaling off"));
     std::string out;
     for (const std::string &p : parts)
         out += (out.empty() ? "" : ", ") + p;
@@ -76,16 +81,6 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(OptimizerKind kind, const
 
 }  // namespace
 
-const char *precisionName(Precision p)
-{
-    switch (p) {
-    case Precision::FP32: return "fp32";
-    case Precision::FP16: return "fp16";
-    case Precision::BF16: return "bf16";
-    }
-    return "fp32";
-}
-
 Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
     : config_(config), model_(std::move(setup.model)), data_(std::move(setup.data)), loss_(setup.loss),
       batchSize_(setup.batchSize), shuffler_(config.seed), snapshots_(std::size_t(std::max(1, config.snapshotRing)))
@@ -100,6 +95,7 @@ Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
     }
     buffers_ = model_->buffers();
     optimizer_ = makeOptimizer(setup.optimizer, model_->parameters(), lr_);
+    applyPrecision();
     model_->setTraining(true);
     prevParamsFinite_ = stateFinite();
     if (prevParamsFinite_) {
@@ -112,10 +108,13 @@ Trainer::~Trainer() = default;
 
 std::string Trainer::applyControls(const Controls &c)
 {
-    const std::string change = describeControlChange(controls_, c);
+    const std::string change = describeControlChange(controls_, c, config_.device);
     if (c.learningRate != controls_.learningRate)
         lr_ = c.learningRate;
+    const bool precisionChanged = c.precision != controls_.precision || c.lossScaling != controls_.lossScaling;
     controls_ = c;
+    if (precisionChanged)
+        applyPrecision();
     return change;
 }
 
@@ -174,11 +173,23 @@ void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *recor
         probe->beginStep(*model_, record);
         probe->observeParameters(*model_);
     }
-    const at::Tensor out = model_->forward(x, probe);
-    const at::Tensor loss = computeLoss(loss_, out, y);
+    at::Tensor loss;
+    {
+        AutocastScope autocast(controls_.precision, config_.device);  // forward and loss only
+        const at::Tensor out = model_->forward(x, probe);
+        loss = computeLoss(loss_, out, y);
+    }
     if (probe)
         probe->observeLoss(loss);
-    loss.backward();
+    if (scaling_) {
+        // The gradients flowing back are scaled (that is what overflows in fp16); the parameters'
+        // gradients are unscaled before anyone looks at them, clips them or applies them.
+        const double scale = scaler_.scale();
+        (loss.to(at::kFloat) * scale).backward();
+        unscaleGradients(scale);
+    } else {
+        loss.backward();
+    }
     if (probe) {
         probe->observeParameterGradients(*model_);
         probe->finishStep();
@@ -191,6 +202,7 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     auto rec = std::make_shared<StepRecord>();
     rec->step = step_;
     rec->learningRate = lr_;
+    rec->lossScale = lossScale();
     for (auto &group : optimizer_->param_groups())
         group.options().set_lr(lr_);
 
@@ -336,6 +348,11 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
         ++step_;
         return;
     }
+
+    // Under loss scaling, overflowing gradients are the scaler's to handle (skip the step, back off)
+    // before the policy would zero them: GradScaler's behaviour.
+    if (scaling_ && scalerSkipped(rec, events, paramsFinite))
+        return;
 
     // A state that was checked finite (parameters this step, buffers as the step found them) and
     // whose step was finite is worth keeping.

@@ -2,6 +2,7 @@
 // One training run's state and its step, split in two so that a step can pause between its
 // checks and its update: computeStep() runs forward, loss and backward and fills the record;
 // then applyStep() (recovery, clipping, the optimizer) or discardStep().
+#include "loss_scaler.h"
 #include "nanscope/session.h"
 #include "probe.h"
 #include "scenario_setup.h"
@@ -29,6 +30,10 @@ public:
     const std::vector<Layer> &layers() const { return model_->layers(); }
     int step() const { return step_; }
     double learningRate() const { return lr_; }
+    // The scale the next step's loss is multiplied by (1 when loss scaling is not active).
+    double lossScale() const { return scaling_ ? scaler_.scale() : 1.0; }
+    // "fp32", "bf16", "fp16 (emulated on CPU)", ...
+    std::string precisionLabel() const;
     void setProbeMode(ProbeMode m) { probeMode_ = m; }
 
     // Applies changed controls (a new LR replaces the rollback-halved one). Returns the change
@@ -59,6 +64,13 @@ private:
     void seedStep();
     void runForwardBackward(const Batch &b, Probe *probe, StepRecord *record);
     void nameOpOfOrigin(const Batch &b, StepRecord &record);
+    // Sets up the current controls' precision: loss scaler, fp16 emulation on the CPU.
+    void applyPrecision();
+    void attachHalfGradRounding();
+    void unscaleGradients(double scale);
+    bool gradientsFinite(const StepRecord &record) const;
+    // The scaler's verdict on a step; true when it skipped the step (nothing else to do then).
+    bool scalerSkipped(StepRecord &record, std::vector<Event> &events, bool paramsFinite);
 
     RunConfig config_;
     std::unique_ptr<ObservedSequential> model_;
@@ -86,6 +98,12 @@ private:
     SnapshotRing snapshots_;
     int lastSnapshotStep_ = -1;
     int consecutiveRollbacks_ = 0;
+
+    LossScaler scaler_;
+    bool scaling_ = false;
+    // Read by the gradient hooks of Linear/Conv parameters while fp16 is emulated.
+    std::shared_ptr<bool> roundParamGrads_ = std::make_shared<bool>(false);
+    bool gradHooksAttached_ = false;
 };
 
 }  // namespace nanscope

@@ -1,19 +1,50 @@
-// nanscope_check [cpu|cuda] [steps]: every scenario through the core, one line each, then the
-// benchmark ratios. No Qt, so it builds wherever LibTorch does.
+// nanscope_check [cpu|cuda] [steps] [fp32|fp16|bf16] [--no-bench]: every scenario through the
+// core in one precision, one line each, then the benchmark ratios. No Qt, so it builds wherever
+// LibTorch does (the device check builds it against a pip wheel's LibTorch on a GPU machine).
 #include "nanscope/bench.h"
+#include "nanscope/precision.h"
 #include "nanscope/scenario.h"
 #include "nanscope/session.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace {
 
 struct Collector : nanscope::SessionObserver {
     nanscope::RunSummary summary;
+    int firstForwardStep = -1;
+    std::string firstForwardLayer;
+    std::vector<nanscope::Layer> layers;
+    void runStarted(int, const std::vector<nanscope::Layer> &l, const nanscope::RunConfig &) override { layers = l; }
+    void stepRecorded(const nanscope::StepRecordPtr &r) override
+    {
+        if (firstForwardStep >= 0)
+            return;
+        for (std::size_t i = 1; i < r->layers.size(); ++i)
+            if (r->layers[i].forward.hasNonFinite()) {
+                firstForwardStep = r->step;
+                firstForwardLayer = layers[i].path;
+                return;
+            }
+    }
     void runFinished(const nanscope::RunSummary &s) override { summary = s; }
 };
+
+bool parsePrecision(const std::string &s, nanscope::Precision *p)
+{
+    if (s == "fp32")
+        *p = nanscope::Precision::FP32;
+    else if (s == "fp16")
+        *p = nanscope::Precision::FP16;
+    else if (s == "bf16")
+        *p = nanscope::Precision::BF16;
+    else
+        return false;
+    return true;
+}
 
 }  // namespace
 
@@ -21,7 +52,14 @@ int main(int argc, char **argv)
 {
     const std::string device = argc > 1 ? argv[1] : "cpu";
     const int steps = argc > 2 ? std::atoi(argv[2]) : 0;
+    nanscope::Precision precision = nanscope::Precision::FP32;
+    if (argc > 3 && !parsePrecision(argv[3], &precision)) {
+        std::fprintf(stderr, "nanscope_check: precision is fp32, fp16 or bf16, got '%s'\n", argv[3]);
+        return 2;
+    }
+    const bool bench = !(argc > 4 && std::strcmp(argv[4], "--no-bench") == 0);
     int failures = 0;
+    std::printf("precision %s on %s\n", nanscope::precisionLabel(precision, device).c_str(), device.c_str());
     for (const nanscope::ScenarioInfo &info : nanscope::scenarios()) {
         nanscope::Session session;
         Collector c;
@@ -30,6 +68,9 @@ int main(int argc, char **argv)
         config.scenario = info.id;
         config.device = device;
         config.steps = steps;
+        nanscope::Controls controls = info.defaults;
+        controls.precision = precision;
+        config.controls = controls;
         std::string error;
         if (!session.start(config, &error) || !session.wait()) {
             std::printf("%-16s ERROR %s\n", info.id.c_str(), error.c_str());
@@ -37,13 +78,16 @@ int main(int argc, char **argv)
             continue;
         }
         const auto &s = c.summary;
-        std::printf("%-16s steps=%d first_nonfinite=%d phase=%s layer='%s' op='%s' rollbacks=%d %s\n",
+        std::printf("%-16s steps=%d first_nonfinite=%d phase=%s layer='%s' op='%s' first_forward_inf=%d@'%s' "
+                    "rollbacks=%d skipped=%d scaler_skipped=%d final_scale=%g %s\n",
                     info.id.c_str(), s.stepsRun, s.firstNonFiniteStep, nanscope::phaseName(s.origin.phase),
-                    s.origin.layerPath.c_str(), s.origin.op.c_str(), s.rollbacks, s.error.c_str());
+                    s.origin.layerPath.c_str(), s.origin.op.c_str(), c.firstForwardStep, c.firstForwardLayer.c_str(),
+                    s.rollbacks, s.skippedSteps, s.scalerSkippedSteps, s.finalLossScale, s.error.c_str());
         failures += s.error.empty() ? 0 : 1;
     }
-    for (const auto &b : nanscope::runBenchmarks(30, nullptr))
-        std::printf("bench %-5s off=%.3fms map=%.3fms (x%.3f) op=%.3fms (x%.3f)\n", b.model.c_str(), b.probeOffMs,
-                    b.fullMapMs, b.fullMapRatio(), b.opLevelMs, b.opLevelRatio());
+    if (bench)
+        for (const auto &b : nanscope::runBenchmarks(30, nullptr, device, precision))
+            std::printf("bench %-5s off=%.3fms map=%.3fms (x%.3f) op=%.3fms (x%.3f)\n", b.model.c_str(), b.probeOffMs,
+                        b.fullMapMs, b.fullMapRatio(), b.opLevelMs, b.opLevelRatio());
     return failures == 0 ? 0 : 1;
 }

@@ -1,5 +1,7 @@
 #pragma once
 // Side-by-side step-time measurements of the probe's tiers (`nanscope bench`).
+#include "nanscope/controls.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +20,8 @@ struct BenchResult {
 };
 
 // Interleaves the three variants round by round so that machine noise hits all of them alike.
-std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress);
+// `device` "cpu" or "cuda" (each step then ends with a device synchronisation), in `precision`.
+std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
+                                       const std::string &device = "cpu", Precision precision = Precision::FP32);
 
 }  // namespace nanscope

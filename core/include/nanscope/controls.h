@@ -1,6 +1,7 @@
 #pragma once
 // The user's live controls, copied by value into the session and applied at the next step.
 #include <optional>
+#include <string>
 
 namespace nanscope {
 
@@ -22,14 +23,36 @@ struct RecoveryPolicy {
     }
 };
 
+// Dynamic loss scaling with the rules of PyTorch's GradScaler. Active only in fp16: the loss is
+// multiplied by the scale before backward, gradients are divided by it before clipping and the
+// update; a step whose gradients hold Inf/NaN is skipped and the scale multiplied by
+// backoffFactor; after growthInterval clean steps in a row it is multiplied by growthFactor.
+struct LossScaling {
+    bool enabled = true;
+    double initialScale = 65536.0;  // 2^16
+    double growthFactor = 2.0;      // > 1
+    double backoffFactor = 0.5;     // in (0, 1)
+    int growthInterval = 2000;      // >= 1
+
+    // Empty when valid, else a one-line reason.
+    std::string invalidReason() const;
+    bool operator==(const LossScaling &o) const
+    {
+        return enabled == o.enabled && initialScale == o.initialScale && growthFactor == o.growthFactor &&
+               backoffFactor == o.backoffFactor && growthInterval == o.growthInterval;
+    }
+    bool operator!=(const LossScaling &o) const { return !(*this == o); }
+};
+
 struct Controls {
     double learningRate = 1e-3;
     std::optional<double> clipNorm;  // empty: no clipping
     Precision precision = Precision::FP32;
+    LossScaling lossScaling;         // used when precision is FP16
     RecoveryPolicy recovery;
     bool pauseOnNonFinite = false;
 };
 
-const char *precisionName(Precision p);
+const char *precisionName(Precision p);  // "fp32", "fp16", "bf16"
 
 }  // namespace nanscope

@@ -51,7 +51,7 @@ struct StepRecord {
     double gradNorm = 0.0;         // before clipping
     double gradNormClipped = 0.0;  // after clipping (= gradNorm without clipping)
     double learningRate = 0.0;
-    double lossScale = 1.0;
+    double lossScale = 1.0;        // this step's loss was multiplied by it (1: no loss scaling)
     bool skipped = false;          // the optimizer update was not applied
     bool rolledBack = false;
     std::string why;               // for a skip or a rollback
@@ -64,6 +64,8 @@ struct StepRecord {
     std::vector<LayerHealth> layers;       // indexed by Layer::id
     Origin origin;                         // invalid when the step was finite
     bool zeroedGradients = false;
+    // Layers whose parameter gradients held Inf/NaN on a step the loss scaler skipped (ids).
+    std::vector<int> overflowLayers;
 
     bool nonFinite() const { return origin.valid(); }
 };
@@ -86,7 +88,10 @@ struct RunSummary {
     int nonFiniteSteps = 0;
     std::vector<std::int64_t> quarantinedSamples;
     int rollbacks = 0;
-    int skippedSteps = 0;
+    int skippedSteps = 0;          // updates not applied (loss scaler, paused-and-skipped, rollback)
+    int scalerSkippedSteps = 0;    // of those, skipped by the loss scaler for overflowing gradients
+    double finalLossScale = 1.0;   // the scale the next step would use (1: no loss scaling)
+    std::string precision;         // label at the end of the run: "fp32", "fp16 (emulated on CPU)"
     double finalLearningRate = 0.0;
     double stepsPerSecond = 0.0;
     bool stoppedByPolicy = false;

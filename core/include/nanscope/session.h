@@ -28,6 +28,10 @@ struct RunConfig {
     bool opLevelOrigin = true;      // re-run the first non-finite step with op-level checks
 };
 
+// Empty when `config` can start a run, else a one-line reason (unknown scenario or device,
+// negative steps, invalid loss-scaling options). Session::start() refuses what this refuses.
+std::string invalidRunConfigReason(const RunConfig &config);
+
 // Called on the session's worker thread: implementations hand data over, they never block long.
 class SessionObserver {
 public:

@@ -1,0 +1,44 @@
+#pragma once
+// The `run` sub-command's observer: readable progress and a final report, or one JSON object
+// per line (step, event, summary).
+#include "nanscope/session.h"
+
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace nanscope::cli {
+
+class RunPrinter final : public SessionObserver {
+public:
+    // With `stopAtPause`, a pause on a non-finite step stops the run (nobody is there to decide).
+    RunPrinter(std::ostream &out, bool json, Session &session, bool stopAtPause)
+        : out_(out), json_(json), session_(session), stopAtPause_(stopAtPause) {}
+
+    void runStarted(int, const std::vector<Layer> &layers, const RunConfig &config) override;
+    void stepRecorded(const StepRecordPtr &r) override;
+    void eventRaised(const Event &e) override;
+    void runFinished(const RunSummary &s) override;
+
+    RunSummary summary() const;
+
+private:
+    void printStepJson(const StepRecord &r);
+    void printStepText(const StepRecord &r);
+    void printSummaryJson(const RunSummary &s);
+    void printSummaryText(const RunSummary &s);
+
+    mutable std::mutex mutex_;
+    std::ostream &out_;
+    bool json_;
+    Session &session_;
+    bool stopAtPause_;
+    std::vector<Layer> layers_;
+    int every_ = 1;
+    bool sawNonFinite_ = false;
+    bool scaling_ = false;  // the run started with loss scaling: show the scale per step
+    RunSummary summary_;
+};
+
+}  // namespace nanscope::cli

@@ -1,0 +1,26 @@
+#pragma once
+// Reduced precision as the user sees it: how a precision is labelled on a device, and how close a
+// tensor's values come to the largest finite fp16 number. Plain values only.
+#include "nanscope/controls.h"
+#include "nanscope/health.h"
+
+#include <string>
+
+namespace nanscope {
+
+// The largest finite IEEE half-precision value; anything beyond rounds to +-Inf in fp16.
+constexpr double kFp16Max = 65504.0;
+
+// "fp32", "fp16", "bf16" on CUDA; "fp16 (emulated on CPU)" for fp16 on the CPU, where NaNScope
+// rounds every observed layer output (and the gradients flowing back through it) through half.
+std::string precisionLabel(Precision p, const std::string &device);
+
+// Whether a run in `p` on `device` scales its loss (fp16 with loss scaling enabled).
+bool usesLossScaling(const Controls &c);
+
+// fp16 headroom of an observed tensor: its finite absmax / 65504. Below 1 it fits in fp16; at 1
+// or more it would overflow. +Inf when the tensor already holds +-Inf, NaN when nothing was
+// observed. Derived from TensorHealth::absMax, so the records need not store it.
+double fp16Headroom(const TensorHealth &h);
+
+}  // namespace nanscope

@@ -1,0 +1,19 @@
+// What Session::start() accepts, checked before any thread or tensor exists.
+#include "nanscope/scenario.h"
+#include "nanscope/session.h"
+
+namespace nanscope {
+
+std::string invalidRunConfigReason(const RunConfig &config)
+{
+    const ScenarioInfo *info = findScenario(config.scenario);
+    if (!info)
+        return "unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)";
+    if (config.device != "cpu" && config.device != "cuda")
+        return "unknown device '" + config.device + "' (cpu or cuda)";
+    if (config.steps < 0)
+        return "the number of steps must be positive";
+    return config.controls.value_or(info->defaults).lossScaling.invalidReason();
+}
+
+}  // namespace nanscope
