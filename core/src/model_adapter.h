@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,14 @@ public:
     virtual at::Tensor forward(const at::Tensor &x, Probe *probe) = 0;
     virtual void setTraining(bool on) = 0;
     virtual void toDevice(const std::string &device) = 0;
+    // "file:line" in the user's source of `op` (a backward node when `inBackward`) in `layer`,
+    // when the model carries source locations; empty otherwise.
+    virtual std::string sourceOf(const std::string & /*op*/, bool /*inBackward*/, int /*layer*/) const { return {}; }
+    // Writes the model (with its current weights) where PyTorch can load it again.
+    virtual void save(const std::string &path) const
+    {
+        throw std::runtime_error("this model cannot be saved to '" + path + "'");
+    }
 };
 
 }  // namespace nanscope

@@ -113,16 +113,16 @@ struct Session::Impl {
 void Session::Impl::run(RunConfig config, int id)
 {
     RunSummary summary;
-    summary.scenario = config.scenario;
+    summary.scenario = config.modelPath.empty() ? config.scenario : config.modelPath;
     std::vector<int> perLayer;
     double activeMillis = 0;
     try {
         torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
-        const ScenarioInfo *info = findScenario(config.scenario);
+        const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
         Trainer trainer(buildScenario(config), config);
         perLayer.assign(trainer.layers().size(), 0);
         notify([&](SessionObserver &o) { o.runStarted(id, trainer.layers(), config); });
-        raise({EventKind::Info, 0, -1, "run " + std::to_string(id) + ": " + config.scenario + " on " + config.device});
+        raise({EventKind::Info, 0, -1, "run " + std::to_string(id) + ": " + summary.scenario + " on " + config.device});
         const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
         setState(paused ? SessionState::Paused : SessionState::Running);
         const auto account = [&](const StepRecord &r) {
@@ -233,6 +233,10 @@ void Session::Impl::run(RunConfig config, int id)
                 break;
             }
         }
+        if (!config.savePath.empty()) {
+            trainer.model().save(config.savePath);
+            raise({EventKind::Info, trainer.step(), -1, "saved the model to " + config.savePath});
+        }
         summary.quarantinedSamples.assign(trainer.quarantined().begin(), trainer.quarantined().end());
         summary.finalLearningRate = trainer.learningRate();
         summary.finalStateFinite = trainer.stateFinite();
@@ -273,13 +277,13 @@ void Session::removeObserver(SessionObserver *observer)
 
 bool Session::start(const RunConfig &config, std::string *error)
 {
-    const ScenarioInfo *info = findScenario(config.scenario);
+    const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
     auto fail = [error](const std::string &m) {
         if (error)
             *error = m;
         return false;
     };
-    if (!info)
+    if (!info && config.modelPath.empty())
         return fail("unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)");
     if (config.device != "cpu" && config.device != "cuda")
         return fail("unknown device '" + config.device + "' (cpu or cuda)");
@@ -292,7 +296,7 @@ bool Session::start(const RunConfig &config, std::string *error)
     d->stepBudget = 0;
     d->rollbackRequested = false;
     d->decision.reset();
-    d->controls = config.controls.value_or(info->defaults);
+    d->controls = config.controls.value_or(info ? info->defaults : Controls{});
     d->running = true;
     const int id = ++d->runId;
     d->worker = std::thread([this, config, id] { d->run(config, id); });

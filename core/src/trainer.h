@@ -61,7 +61,7 @@ private:
     void nameOpOfOrigin(const Batch &b, StepRecord &record);
 
     RunConfig config_;
-    std::unique_ptr<ObservedSequential> model_;
+    std::unique_ptr<ModelAdapter> model_;
     Dataset data_;
     LossKind loss_;
     int batchSize_;

@@ -1,5 +1,7 @@
 #pragma once
 // Side-by-side step-time measurements of the probe's tiers (`nanscope bench`).
+#include "nanscope/session.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -13,11 +15,16 @@ struct BenchResult {
     double probeOffMs = 0;  // medians
     double fullMapMs = 0;
     double opLevelMs = 0;
+    double loadMs = 0;        // a model file: torch::jit::load
+    double instrumentMs = 0;  // and instrumenting its graph
     double fullMapRatio() const { return fullMapMs / probeOffMs; }
     double opLevelRatio() const { return opLevelMs / probeOffMs; }
 };
 
 // Interleaves the three variants round by round so that machine noise hits all of them alike.
 std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress);
+
+// The same for a user's TorchScript file (config.modelPath and its data fields).
+BenchResult benchModel(const RunConfig &config, int rounds);
 
 }  // namespace nanscope
