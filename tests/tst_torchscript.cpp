@@ -43,8 +43,9 @@ ProbedStep probedStep(TorchScriptModel &model, const at::Tensor &x)
     probe.beginStep(model, &s.record);
     probe.observeParameters(model);
     s.output = model.forward(x, &probe);
-    const at::Tensor labels = torch::zeros({x.size(0)}, torch::kLong);
-    const at::Tensor loss = torch::nn::functional::cross_entropy(s.output, labels);
+    const at::Tensor logits = s.output.reshape({-1, s.output.size(-1)});
+    const at::Tensor labels = torch::zeros({logits.size(0)}, torch::kLong);
+    const at::Tensor loss = torch::nn::functional::cross_entropy(logits, labels);
     probe.observeLoss(loss);
     loss.backward();
     probe.observeParameterGradients(model);
@@ -81,6 +82,7 @@ private Q_SLOTS:
     void badFile();
     void nonFiniteWeightsNamed();
     void layerTableIsNamedModules();
+    void everyModuleInstanceObserved_data();
     void everyModuleInstanceObserved();
     void instrumentedEqualsOriginal_data();
     void instrumentedEqualsOriginal();
@@ -155,12 +157,22 @@ void TestTorchScript::layerTableIsNamedModules()
     QCOMPARE(int(m.layerParameters(layerId(m, "blocks.b0")).size()), 0);
 }
 
+void TestTorchScript::everyModuleInstanceObserved_data()
+{
+    QTest::addColumn<bool>("sequence");
+    QTest::addRow("[6,4]") << false;
+    // [6,5,4]: linear runs as matmul then an in-place add_ of the bias, then relu_ on top.
+    QTest::addRow("[6,5,4]") << true;
+}
+
 void TestTorchScript::everyModuleInstanceObserved()
 {
+    QFETCH(bool, sequence);
     TorchScriptModel m(loadTorchScript(f_.model("nested")));
     m.setTraining(true);
     torch::manual_seed(5);
-    const ProbedStep s = probedStep(m, torch::randn({6, 4}));
+    const std::int64_t rows = sequence ? 6 * 5 : 6;
+    const ProbedStep s = probedStep(m, sequence ? torch::randn({6, 5, 4}) : torch::randn({6, 4}));
     for (const Layer &l : m.layers()) {
         const LayerHealth &h = s.record.layers[l.id];
         QVERIFY2(h.forward.present && h.forward.numel > 0, l.path.c_str());
@@ -168,9 +180,17 @@ void TestTorchScript::everyModuleInstanceObserved()
         QVERIFY2(!h.forward.hasNonFinite() && !h.grad.hasNonFinite(), l.path.c_str());
     }
     // The loop calls `blocks` twice: both calls are in its map; `gate` runs inside an `if`.
-    QCOMPARE(s.record.layers[layerId(m, "blocks.b1.fc2")].forward.numel, std::int64_t(2 * 6 * 8));
-    QCOMPARE(s.record.layers[layerId(m, "gate")].forward.numel, std::int64_t(6 * 8));
-    QCOMPARE(s.record.layers[layerId(m, "")].forward.numel, std::int64_t(6 * 3));
+    QCOMPARE(s.record.layers[layerId(m, "blocks.b1.fc2")].forward.numel, 2 * rows * 8);
+    QCOMPARE(s.record.layers[layerId(m, "gate")].forward.numel, rows * 8);
+    QCOMPARE(s.record.layers[layerId(m, "")].forward.numel, rows * 3);
+    // The gradient into fc2's output (before the residual add_) is the block's own gradient:
+    // add_ passes it through unchanged, so both see the same values.
+    QCOMPARE(s.record.layers[layerId(m, "blocks.b0.fc2")].grad.finiteL2,
+             s.record.layers[layerId(m, "blocks.b0")].grad.finiteL2);
+    // relu_ zeroes the gradient where its input was negative, so the gradient into fc1's output
+    // (read before relu_ rewrote it) is smaller than the one into act's output.
+    QVERIFY(s.record.layers[layerId(m, "blocks.b0.fc1")].grad.finiteL2 <
+            s.record.layers[layerId(m, "blocks.b0.act")].grad.finiteL2);
     QVERIFY(s.record.layers[layerId(m, "head")].paramGrads.present);
     // After relu_ (in place) nothing is negative.
     QVERIFY(s.record.layers[layerId(m, "blocks.b0.act")].forward.min >= 0.0);

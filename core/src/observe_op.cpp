@@ -13,7 +13,7 @@ thread_local Probe *t_probe = nullptr;
 at::Tensor observeKernel(const at::Tensor &x, const c10::optional<at::Tensor> &input, int64_t layer)
 {
     if (Probe *probe = t_probe)
-        probe->observe(int(layer), input ? *input : at::Tensor(), x);
+        probe->observeAtProducer(int(layer), input ? *input : at::Tensor(), x);
     return x;  // the same tensor: autograd and aliasing see no op at all
 }
 

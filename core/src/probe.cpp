@@ -3,6 +3,9 @@
 #include "model_adapter.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+
+#include <functional>
 
 namespace nanscope {
 
@@ -18,7 +21,76 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     inputScratch_.assign(model.layers().size(), TensorHealth{});
 }
 
+namespace {
+
+class GradientPreHook final : public torch::autograd::FunctionPreHook {
+public:
+    GradientPreHook(std::function<void(const at::Tensor &)> onGrad, std::uint32_t index)
+        : onGrad_(std::move(onGrad)), index_(index) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override
+    {
+        if (index_ < grads.size() && grads[index_].defined())
+            onGrad_(grads[index_]);
+        return grads;
+    }
+
+private:
+    std::function<void(const at::Tensor &)> onGrad_;
+    std::uint32_t index_;
+};
+
+}  // namespace
+
+void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    recordForward(layer, input, output);
+    if (!output.requires_grad())
+        return;
+    TensorHealth *slot = &record_->layers[layer].grad;
+    // A view rewritten in place later (linear's [B,T,F] output is a view of its addmm result)
+    // gets a regenerated grad_fn, and the node it had when observed never runs. Its base's node
+    // does, with the gradient of the base before the in-place op: read the view's part of it.
+    const at::Tensor base = output.is_view() ? at::Tensor(output._base()) : at::Tensor();
+    if (base.defined() && base.grad_fn()) {
+        const std::vector<std::int64_t> sizes = output.sizes().vec(), strides = output.strides().vec();
+        const std::vector<std::int64_t> baseSizes = base.sizes().vec(), baseStrides = base.strides().vec();
+        const std::int64_t offset = output.storage_offset() - base.storage_offset();
+        base.grad_fn()->add_pre_hook(std::make_unique<GradientPreHook>(
+            [=](const at::Tensor &grad) {
+                at::Tensor laidOut = grad;
+                if (grad.strides().vec() != baseStrides) {
+                    laidOut = at::empty_strided(baseSizes, baseStrides, grad.options());
+                    laidOut.copy_(grad);
+                }
+                collector_.record(slot, laidOut.as_strided(sizes, strides, laidOut.storage_offset() + offset));
+                backwardOrder_.push_back(layer);
+            },
+            base.output_nr()));
+        return;
+    }
+    if (const auto node = output.grad_fn())
+        node->add_pre_hook(std::make_unique<GradientPreHook>(
+            [this, slot, layer](const at::Tensor &grad) {
+                collector_.record(slot, grad);
+                backwardOrder_.push_back(layer);
+            },
+            output.output_nr()));
+}
+
 void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    recordForward(layer, input, output);
+    LayerHealth &lh = record_->layers[layer];
+    if (output.requires_grad()) {
+        TensorHealth *slot = &lh.grad;
+        output.register_hook([this, slot, layer](const at::Tensor &grad) {
+            collector_.record(slot, grad);
+            backwardOrder_.push_back(layer);
+        });
+    }
+}
+
+void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output)
 {
     LayerHealth &lh = record_->layers[layer];
     forwardOrder_.push_back(layer);
@@ -36,13 +108,6 @@ void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output
     }
     collector_.record(&lh.forward, output.detach());
     recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
-    if (output.requires_grad()) {
-        TensorHealth *slot = &lh.grad;
-        output.register_hook([this, slot, layer](const at::Tensor &grad) {
-            collector_.record(slot, grad);
-            backwardOrder_.push_back(layer);
-        });
-    }
 }
 
 void Probe::observeLoss(const at::Tensor &loss) { collector_.record(&record_->lossHealth, loss.detach()); }

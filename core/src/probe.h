@@ -16,6 +16,11 @@ public:
     void beginStep(const ModelAdapter &model, StepRecord *record);
     // Forward: the layer saw `input` and produced `output`; a gradient hook is attached to it.
     void observe(int layer, const at::Tensor &input, const at::Tensor &output);
+    // As observe(), but the gradient is read by a pre-hook on the autograd node that produced
+    // `output` (at its output_nr): it sees the gradient of the value as observed, even when an
+    // in-place op (relu_, add_) rewrites the tensor afterwards, where a tensor hook would follow
+    // the tensor to its newest version or be dropped. For graphs with in-place ops (TorchScript).
+    void observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output);
     void observeLoss(const at::Tensor &loss);
     // Before forward: the parameters the forward pass will use.
     void observeParameters(const ModelAdapter &model);
@@ -28,6 +33,8 @@ public:
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }
 
 private:
+    void recordForward(int layer, const at::Tensor &input, const at::Tensor &output);
+
     StepRecord *record_ = nullptr;
     HealthCollector collector_;
     std::vector<int> forwardOrder_;
