@@ -18,8 +18,13 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     backwardOrder_.clear();
     inputSources_.clear();
     recentOutputs_.clear();
+    forgetLast();
     inputScratch_.assign(model.layers().size(), TensorHealth{});
 }
+
+struct Probe::GradTargets {
+    std::vector<std::pair<TensorHealth *, int>> slots;  // (slot, layer)
+};
 
 namespace {
 
@@ -41,6 +46,32 @@ private:
 
 }  // namespace
 
+void Probe::hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
+                         int layer)
+{
+    if (lastHookTargets_ && lastHookNode_ == node && lastHookIndex_ == index) {
+        lastHookTargets_->slots.emplace_back(slot, layer);  // one scan feeds both
+        return;
+    }
+    auto targets = std::make_shared<GradTargets>();
+    targets->slots.emplace_back(slot, layer);
+    node->add_pre_hook(std::make_unique<GradientPreHook>(
+        [this, targets](const at::Tensor &grad) {
+            HealthCollector::Measured m;
+            for (std::size_t i = 0; i < targets->slots.size(); ++i) {
+                if (i == 0)
+                    m = collector_.record(targets->slots[i].first, grad);
+                else
+                    collector_.recordAgain(targets->slots[i].first, m);
+                backwardOrder_.push_back(targets->slots[i].second);
+            }
+        },
+        index));
+    lastHookNode_ = node;
+    lastHookIndex_ = index;
+    lastHookTargets_ = targets;
+}
+
 void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output)
 {
     recordForward(layer, input, output);
@@ -55,6 +86,7 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
         const std::vector<std::int64_t> sizes = output.sizes().vec(), strides = output.strides().vec();
         const std::vector<std::int64_t> baseSizes = base.sizes().vec(), baseStrides = base.strides().vec();
         const std::int64_t offset = output.storage_offset() - base.storage_offset();
+        lastHookTargets_.reset();
         base.grad_fn()->add_pre_hook(std::make_unique<GradientPreHook>(
             [=](const at::Tensor &grad) {
                 at::Tensor laidOut = grad;
@@ -69,12 +101,7 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
         return;
     }
     if (const auto node = output.grad_fn())
-        node->add_pre_hook(std::make_unique<GradientPreHook>(
-            [this, slot, layer](const at::Tensor &grad) {
-                collector_.record(slot, grad);
-                backwardOrder_.push_back(layer);
-            },
-            output.output_nr()));
+        hookGradient(node, output.output_nr(), slot, layer);
 }
 
 void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output)
@@ -106,11 +133,29 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
             collector_.record(&inputScratch_[layer], input.detach());
         inputSources_.push_back(source);
     }
-    collector_.record(&lh.forward, output.detach());
+    if (lastOutput_.defined() && lastOutput_.is_same(output) && lastOutputVersion_ == output._version()) {
+        collector_.recordAgain(&lh.forward, lastMeasured_);
+    } else {
+        lastMeasured_ = collector_.record(&lh.forward, output.detach());
+        lastOutput_ = output;
+        lastOutputVersion_ = output._version();
+    }
     recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
 }
 
-void Probe::observeLoss(const at::Tensor &loss) { collector_.record(&record_->lossHealth, loss.detach()); }
+void Probe::forgetLast()
+{
+    lastOutput_ = at::Tensor();
+    lastMeasured_ = {};
+    lastHookNode_.reset();
+    lastHookTargets_.reset();
+}
+
+void Probe::observeLoss(const at::Tensor &loss)
+{
+    forgetLast();  // the forward pass is over: hold nothing of it
+    collector_.record(&record_->lossHealth, loss.detach());
+}
 
 void Probe::observeParameters(const ModelAdapter &model)
 {
@@ -135,6 +180,7 @@ void Probe::finishStep()
         record_->layers[src.layer].inputFinite = in.nonFinite() == 0;
     }
     recentOutputs_.clear();
+    forgetLast();
 }
 
 }  // namespace nanscope

@@ -4,7 +4,13 @@
 #include "health_collector.h"
 #include "nanscope/records.h"
 
+#include <cstdint>
+#include <memory>
 #include <vector>
+
+namespace torch::autograd {
+struct Node;
+}
 
 namespace nanscope {
 
@@ -34,6 +40,10 @@ public:
 
 private:
     void recordForward(int layer, const at::Tensor &input, const at::Tensor &output);
+    struct GradTargets;
+    void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
+                      int layer);
+    void forgetLast();
 
     StepRecord *record_ = nullptr;
     HealthCollector collector_;
@@ -49,6 +59,16 @@ private:
     // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
     // tensor that lives there now (a layer's input is alive while it is observed).
     std::vector<std::pair<const void *, int>> recentOutputs_;
+    // The last observed output, held until the next observation so that its address cannot be
+    // reused: observing the same tensor, unchanged, again (a container whose output is its last
+    // child's) reuses the scan.
+    at::Tensor lastOutput_;
+    std::int64_t lastOutputVersion_ = 0;
+    HealthCollector::Measured lastMeasured_;
+    // The last gradient pre-hook: the same node and output again adds a slot to it.
+    std::shared_ptr<torch::autograd::Node> lastHookNode_;
+    std::uint32_t lastHookIndex_ = 0;
+    std::shared_ptr<GradTargets> lastHookTargets_;
 };
 
 }  // namespace nanscope
