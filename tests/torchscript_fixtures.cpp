@@ -2,6 +2,9 @@
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/frontend/parser.h>
+#include <torch/csrc/jit/frontend/resolver.h>
+#include <torch/csrc/jit/frontend/sugared_value.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
@@ -24,6 +27,16 @@ jit::Module module(const std::string &type, const std::string &forward)
     if (!forward.empty())
         m.define(forward);
     return m;
+}
+
+// define() names its source "<string>"; a model scripted from a file carries the file's name and
+// lines, as Python's torch.jit.script does. Line 1 is the `def`.
+void defineFromFile(jit::Module &m, const std::string &src, const std::string &file)
+{
+    jit::Parser parser(std::make_shared<jit::Source>(src, file, 1));
+    const jit::Def def(parser.parseFunction(/*is_method=*/true));
+    const jit::SimpleSelf self(m.type());
+    m._ivalue()->compilation_unit()->define(*m.type()->name(), {}, {}, {def}, {jit::nativeResolver()}, &self);
 }
 
 // One Linear type shared by every instance (like a scripted nn.Linear).
@@ -87,7 +100,9 @@ jit::Module twoStage(int in, int out, const std::string &type, const std::string
     Factory f;
     jit::Module net = module("Net", "");
     net.register_module("fc", f.linear(4, in));
-    net.register_module(type == "Log" ? "logp" : "root", module(type, body));
+    jit::Module stage = module(type, "");
+    defineFromFile(stage, body, type == "Log" ? "nan_model.py" : "sqrt_model.py");
+    net.register_module(type == "Log" ? "logp" : "root", stage);
     net.define(type == "Log" ? "def forward(self, x):\n    return self.logp.forward(self.fc.forward(x))\n"
                              : "def forward(self, x):\n    return self.root.forward(self.fc.forward(x))\n");
     (void)out;
@@ -273,7 +288,7 @@ void writeBadFile(const std::string &kind, const std::string &path)
         caffe2::serialize::PyTorchStreamReader reader(good);
         caffe2::serialize::PyTorchStreamWriter writer(path);
         for (const std::string &name : reader.getAllRecords()) {
-            if (name == "version" || name == ".data/version" || name == "byteorder")
+            if (name == "version" || name == ".data/version" || name == "byteorder" || name == ".data/serialization_id")
                 continue;
             auto record = reader.getRecord(name);
             writer.writeRecord(name, std::get<0>(record).get(), std::get<1>(record));

@@ -100,6 +100,8 @@ void TestModelCli::inspectForwardNan()
     QCOMPARE(origin.value("layer").toString(), QStringLiteral("logp"));
     QCOMPARE(origin.value("op").toString(), QStringLiteral("aten::log"));
     QVERIFY(origin.value("produced").toBool());
+    // The user's source line of the op, carried by the file (line 2: `return torch.log(x)`).
+    QCOMPARE(origin.value("source").toString(), QStringLiteral("nan_model.py:2"));
 }
 
 void TestModelCli::inspectBackwardOnlyNan()
@@ -113,6 +115,7 @@ void TestModelCli::inspectBackwardOnlyNan()
     QCOMPARE(origin.value("phase").toString(), QStringLiteral("backward"));
     QCOMPARE(origin.value("layer").toString(), QStringLiteral("root"));
     QVERIFY2(origin.value("op").toString().startsWith("SqrtBackward0"), qPrintable(origin.value("op").toString()));
+    QCOMPARE(origin.value("source").toString(), QStringLiteral("sqrt_model.py:2"));
 }
 
 void TestModelCli::inspectCleanNestedModel()
