@@ -259,6 +259,8 @@ void writeModel(const std::string &kind, const std::string &path, unsigned seed)
         m = badWeights();
     else if (kind == "cnn")
         m = Cnn().net();
+    else if (kind == "two-inputs")
+        m = module("Pair", "def forward(self, x, y):\n    return x + y\n");
     else
         throw std::invalid_argument("unknown fixture " + kind);
     m.save(path);

@@ -14,6 +14,7 @@ namespace nanscope::fixtures {
 //  "backward-nan"  fc then root (torch.sqrt(x - x)): finite forward, NaN born in backward.
 //                  Input [N,4], output [N,4].
 //  "bad-weights"   fc whose weight holds 2 NaN and 1 +Inf, and a buffer `stats` with one -Inf.
+//  "two-inputs"    forward(self, x, y): not a model NaNScope can feed.
 //  "cnn"           a ResNet-18-sized CNN (conv/bn/relu stem, 4 stages of 2 basic blocks with
 //                  in-place relu_ and add_, 1x1 downsampling), input [N,3,H,W], output [N,10].
 void writeModel(const std::string &kind, const std::string &path, unsigned seed = 1);

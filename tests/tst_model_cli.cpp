@@ -76,7 +76,7 @@ private:
 void TestModelCli::initTestCase()
 {
     QVERIFY(dir_.isValid());
-    for (const char *kind : {"nested", "forward-nan", "backward-nan", "bad-weights"})
+    for (const char *kind : {"nested", "forward-nan", "backward-nan", "bad-weights", "two-inputs"})
         fixtures::writeModel(kind, model(kind).toStdString());
 }
 
@@ -197,6 +197,9 @@ void TestModelCli::wrongShapeSaysWhatWasExpected()
     QVERIFY2(o.err.contains("8x5"), qPrintable(o.err));
     QCOMPARE(o.err.count('\n'), 1);
     QVERIFY(!o.err.contains("Traceback"));
+    const Output pair = run({"inspect", model("two-inputs"), "--input-shape", "8x4"});
+    QCOMPARE(pair.code, 1);
+    QVERIFY2(pair.err.contains("forward takes 2 arguments; NaNScope feeds it one input tensor"), qPrintable(pair.err));
     const Output bad = run({"inspect", model("nested"), "--input-shape", "8xx4"});
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("--input-shape"));

@@ -58,6 +58,17 @@ TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(std::mov
         layers_.push_back(l);
     }
     refreshParameters();
+    const auto forward = module_.find_method("forward");
+    if (!forward)
+        throw std::invalid_argument("the model has no forward method");
+    // self and one input: the data NaNScope feeds is one tensor per batch.
+    const auto &args = forward->function().getSchema().arguments();
+    std::size_t required = 0;
+    for (const auto &a : args)
+        required += a.default_value() ? 0 : 1;
+    if (required > 2 || args.size() < 2)
+        throw std::invalid_argument("the model's forward takes " + std::to_string(args.size() - 1) +
+                                    " arguments; NaNScope feeds it one input tensor");
     graph_ = instrumentForward(module_, ids);
     function_ = std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName("nanscope.instrumented_forward"),
                                                             graph_.graph, nullptr);
