@@ -197,6 +197,10 @@ void TestModelCli::wrongShapeSaysWhatWasExpected()
     QVERIFY2(o.err.contains("8x5"), qPrintable(o.err));
     QCOMPARE(o.err.count('\n'), 1);
     QVERIFY(!o.err.contains("Traceback"));
+    const Output none = run({"inspect", model("nested")});
+    QCOMPARE(none.code, 1);
+    QVERIFY2(none.err.contains("try --input-shape 8x4 (from the first weighted layer 'stem' (Linear), which takes 4 features)"),
+             qPrintable(none.err));
     const Output pair = run({"inspect", model("two-inputs"), "--input-shape", "8x4"});
     QCOMPARE(pair.code, 1);
     QVERIFY2(pair.err.contains("forward takes 2 arguments; NaNScope feeds it one input tensor"), qPrintable(pair.err));

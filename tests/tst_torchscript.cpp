@@ -5,6 +5,7 @@
 #include "probe.h"
 #include "torchscript_fixtures.h"
 #include "torchscript_loader.h"
+#include "model_setup.h"
 #include "torchscript_model.h"
 
 #include <torch/torch.h>
@@ -89,6 +90,7 @@ private Q_SLOTS:
     void forwardNanOriginNamesLayerAndOp();
     void backwardOnlyNanOrigin();
     void backwardNodeToForwardOp();
+    void inputShapeGuess();
 
 private:
     Fixtures f_;
@@ -296,6 +298,15 @@ void TestTorchScript::backwardNodeToForwardOp()
     QCOMPARE(forwardOpOfBackwardNode("SqrtBackward0"), std::string("aten::sqrt"));
     QCOMPARE(forwardOpOfBackwardNode("NativeBatchNormBackward0"), std::string("aten::native_batch_norm"));
     QCOMPARE(forwardOpOfBackwardNode("aten::log"), std::string());
+}
+
+void TestTorchScript::inputShapeGuess()
+{
+    const InputGuess cnn = guessInputShape(f_.model("cnn"));
+    QCOMPARE(cnn.shape, (std::vector<std::int64_t>{8, 3, 64, 64}));
+    QVERIFY2(cnn.note.find("'conv1' (Conv2d)") != std::string::npos, cnn.note.c_str());
+    QCOMPARE(guessInputShape(f_.model("nested")).shape, (std::vector<std::int64_t>{8, 4}));
+    QVERIFY(guessInputShape(f_.model("two-inputs")).shape.empty());
 }
 
 QTEST_GUILESS_MAIN(TestTorchScript)

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 namespace nanscope {
@@ -33,23 +34,38 @@ std::string causeOf(const std::string &error)
     return cause.empty() ? firstLine(error) : cause;
 }
 
+// The first module (in named_modules() order) with a matrix or convolution weight: what it takes
+// is what the model takes, for the usual models whose first layer reads the input.
+struct FirstLayer {
+    std::string path, type;
+    at::Tensor weight;
+};
+
+std::optional<FirstLayer> firstWeightedLayer(const torch::jit::Module &module)
+{
+    for (const auto &m : module.named_modules())
+        for (const auto &p : m.value.named_parameters(/*recurse=*/false))
+            if (p.name == "weight" && p.value.dim() >= 2) {
+                const auto type = m.value.type()->name();
+                return FirstLayer{m.name, type ? type->name() : std::string(), p.value};
+            }
+    return std::nullopt;
+}
+
 // What the first weighted layer says about the input it takes.
 std::string expectedInput(TorchScriptModel &model)
 {
-    for (const auto &p : model.module().named_parameters(/*recurse=*/true)) {
-        const at::Tensor &w = p.value;
-        const std::string layer = p.name.substr(0, p.name.rfind('.'));
-        if (p.name.size() < 6 || p.name.compare(p.name.size() - 6, 6, "weight") != 0 || w.dim() < 2)
-            continue;
-        std::ostringstream s;
-        if (w.dim() == 2)
-            s << "its first weighted layer '" << layer << "' takes inputs whose last dimension is " << w.size(1);
-        else
-            s << "its first weighted layer '" << layer << "' takes inputs [batch, " << w.size(1) << ", ...] with "
-              << (w.dim() - 2) << " spatial dimension" << (w.dim() > 3 ? "s" : "");
-        return s.str();
-    }
-    return {};
+    const auto first = firstWeightedLayer(model.module());
+    if (!first || first->type.find("Embedding") != std::string::npos)
+        return {};
+    const at::Tensor &w = first->weight;
+    std::ostringstream s;
+    if (w.dim() == 2)
+        s << "its first weighted layer '" << first->path << "' takes inputs whose last dimension is " << w.size(1);
+    else
+        s << "its first weighted layer '" << first->path << "' takes inputs [batch, " << w.size(1) << ", ...] with "
+          << (w.dim() - 2) << " spatial dimension" << (w.dim() > 3 ? "s" : "");
+    return s.str();
 }
 
 at::Tensor syntheticTargets(LossKind loss, const at::Tensor &out, std::int64_t samples)
@@ -86,6 +102,36 @@ void checkTargets(LossKind loss, const at::Tensor &out, const at::Tensor &y, std
 }
 
 }  // namespace
+
+InputGuess guessInputShape(const std::string &modelPath)
+{
+    const torch::jit::Module module = loadTorchScript(modelPath);
+    InputGuess g;
+    const auto first = firstWeightedLayer(module);
+    if (!first) {
+        g.note = "the model has no linear or convolution layer to tell its input from";
+        return g;
+    }
+    const at::Tensor &w = first->weight;
+    const std::string layer = "'" + first->path + "' (" + first->type + ")";
+    if (first->type.find("Embedding") != std::string::npos) {
+        g.note = "the first weighted layer " + layer + " reads token indices, not a shape NaNScope can make up";
+        return g;
+    }
+    const std::int64_t batch = 8;
+    g.shape = {batch, w.size(1)};
+    if (w.dim() == 2) {
+        g.note = "from the first weighted layer " + layer + ", which takes " + std::to_string(w.size(1)) + " features";
+        return g;
+    }
+    const int spatial = int(w.dim()) - 2;
+    const std::int64_t side = spatial == 1 ? 128 : spatial == 2 ? 64 : 16;
+    for (int i = 0; i < spatial; ++i)
+        g.shape.push_back(side);
+    g.note = "from the first weighted layer " + layer + ", which takes " + std::to_string(w.size(1)) +
+             " channels; the batch and the spatial size are guesses";
+    return g;
+}
 
 std::string shapeText(at::IntArrayRef shape)
 {
@@ -175,7 +221,10 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
         shape[0] *= kSyntheticBatches;
         s.data.x = torch::randn(shape);
     } else {
-        throw std::invalid_argument("a model needs an input shape (--input-shape 8x3x64x64) or inputs (--inputs X.pt)");
+        const InputGuess g = guessInputShape(config.modelPath);
+        throw std::invalid_argument("a model needs an input shape (--input-shape 8x3x64x64) or inputs (--inputs X.pt)" +
+                                    (g.shape.empty() ? std::string() : "; try --input-shape " + shapeText(g.shape) +
+                                                                           " (" + g.note + ")"));
     }
     if (config.batchSize > 0)
         s.batchSize = config.batchSize;

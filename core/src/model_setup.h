@@ -2,6 +2,7 @@
 // A run on a user's TorchScript file: the instrumented model, its data (synthetic from an input
 // shape, or tensors from files) and its loss. Every mistake the user can make with the data gets
 // a one-line message saying what was expected, not a LibTorch trace.
+#include "nanscope/inspect.h"
 #include "scenario_setup.h"
 
 #include <ATen/core/Tensor.h>

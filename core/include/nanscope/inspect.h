@@ -4,6 +4,7 @@
 #include "nanscope/records.h"
 #include "nanscope/session.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ struct InspectReport {
     double loadMillis = 0;        // torch::jit::load
     double instrumentMillis = 0;  // inlining and inserting the observe ops
 };
+
+// A guess at the input shape of a model file, from its first linear or convolution layer (for the
+// GUI's input dialog and the command line's hint). `shape` is empty when the model does not tell;
+// `note` says where the guess comes from. Throws on a file that cannot be loaded.
+struct InputGuess {
+    std::vector<std::int64_t> shape;
+    std::string note;
+};
+InputGuess guessInputShape(const std::string &modelPath);
 
 // Uses config.modelPath and its data fields (inputShape or inputsPath, targetsPath, loss, seed,
 // device). Throws std::runtime_error / std::invalid_argument with a one-line message.
