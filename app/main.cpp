@@ -1,5 +1,6 @@
 // nanscope: the GUI by default; `scenarios`, `run` and `bench` run headless (no display needed).
 #include "cli.h"
+#include "gui_bench.h"
 #include "main_window.h"
 
 #include <QApplication>
@@ -19,7 +20,7 @@ int runGui(int argc, char **argv)
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Find where, when and why NaN and Inf appear in training.\n"
-        "Headless: nanscope scenarios | run --scenario ID [...] | bench [--json]"));
+        "Headless: nanscope scenarios | run --scenario ID [...] | bench [--json] | gui-bench"));
     parser.addHelpOption();
     QCommandLineOption scenario(QStringLiteral("scenario"), QStringLiteral("demo scenario to select"), QStringLiteral("ID"),
                                 QStringLiteral("large-lr-mse"));
@@ -55,10 +56,23 @@ int runGui(int argc, char **argv)
     return app.exec();
 }
 
+int runGuiBenchmark(int argc, char **argv)
+{
+    // The benchmark measures the window, not a display server: offscreen unless told otherwise.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QStringList args = QCoreApplication::arguments();
+    args.removeAt(1);  // "gui-bench"
+    return nanscope::runGuiBench(args);
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && std::string(argv[1]) == "gui-bench")
+        return runGuiBenchmark(argc, argv);
     if (argc > 1 && nanscope::cli::isSubcommand(argv[1])) {
         std::vector<std::string> args(argv + 1, argv + argc);
         return nanscope::cli::runSubcommand(args, std::cout, std::cerr);

@@ -1,48 +1,301 @@
-// The first window: a run streams into the plots and the origin shows; closing mid-run is clean.
+// The window as a user drives it: a run streams into the plots, the NaN map and the layer tree;
+// the origin shows; controls reach the session; a pause offers its decisions; exports write
+// files; closing mid-run is clean.
+#include "control_panel.h"
+#include "event_log_model.h"
+#include "input_shape_dialog.h"
+#include "layer_tree_model.h"
+#include "learning_rate_edit.h"
 #include "main_window.h"
+#include "nan_map_view.h"
+#include "origin_panel.h"
+#include "plot_panel.h"
 #include "plot_series.h"
 
+#include <QAbstractItemModelTester>
+#include <QAction>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTreeView>
 #include <QtTest>
+
+#include <qcustomplot.h>
 
 using namespace nanscope;
 
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void runFillsThePlotsAndShowsTheOrigin();
+    void parsesInputShapes_data();
+    void parsesInputShapes();
+    void runFillsThePlotsTheMapAndTheTree();
     void manyRecordsFewDeliveries();
+    void controllerCoalescesAndDropsStaleRuns();
+    void aControlChangeReachesTheSessionAndIsMarked();
+    void pauseOnNonFiniteOffersTheDecisions();
+    void clickingAMapCellSelectsLayerAndStep();
+    void exportsWriteFiles();
+    void presentationModeEnlargesTheFont();
+    void lossScalingShowsItsPlotAndSkippedSteps();
+    void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
 };
 
-void TestMainWindow::runFillsThePlotsAndShowsTheOrigin()
+void TestMainWindow::parsesInputShapes_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("shape");  // formatted back, empty when rejected
+    QTest::addRow("x-separated") << QStringLiteral("8x3x64x64") << QStringLiteral("8x3x64x64");
+    QTest::addRow("commas and spaces") << QStringLiteral(" 8, 100 ") << QStringLiteral("8x100");
+    QTest::addRow("times sign") << QStringLiteral("4×10") << QStringLiteral("4x10");
+    QTest::addRow("one dimension") << QStringLiteral("32") << QStringLiteral("32");
+    QTest::addRow("zero") << QStringLiteral("8x0") << QString();
+    QTest::addRow("negative") << QStringLiteral("8x-3") << QString();
+    QTest::addRow("letters") << QStringLiteral("8xabc") << QString();
+    QTest::addRow("empty") << QString() << QString();
+}
+
+void TestMainWindow::parsesInputShapes()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, shape);
+    const auto parsed = parseShape(text);
+    QCOMPARE(parsed ? formatShape(*parsed) : QString(), shape);
+}
+
+namespace {
+
+bool runToEnd(MainWindow &w, const QString &scenario, int steps, int timeoutMs = 60000)
+{
+    w.selectScenario(scenario);
+    w.setSteps(steps);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    return w.startRun() && ended.wait(timeoutMs);
+}
+
+}  // namespace
+
+void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 {
     MainWindow w;
+    QAbstractItemModelTester treeTester(w.layerModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxyTester(w.layerView()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester logTester(w.eventModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     w.show();
-    w.selectScenario(QStringLiteral("large-lr-mse"));
-    w.setSteps(20);
-    QSignalSpy ended(&w, &MainWindow::runEnded);
-    QVERIFY(w.startRun());
-    QVERIFY(ended.wait(60000));
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
     QCOMPARE(w.recordsShown(), 20);
     // Steps 0..7 are finite; from step 8 on the loss is non-finite and marked, never dropped.
     QCOMPARE(finitePointCount(w.lossPlot()), 8);
     QCOMPARE(nonFiniteMarkerCount(w.lossPlot()), 12);
-    QVERIFY2(w.originText().contains(QLatin1String("step 8")), qPrintable(w.originText()));
+    QCOMPARE(finitePointCount(w.plots()->lrPlot()), 20);
+    QVERIFY2(w.originText().contains(QLatin1String("Step 8")), qPrintable(w.originText()));
     QVERIFY(w.originText().contains(QLatin1String("fc2")));
+    QVERIFY(w.originText().contains(QLatin1String("aten::addmm")));
+
+    // The map: one column a step, one row a layer; fc2 at step 8 is outlined and coloured.
+    const int fc2 = w.layerModel()->layerAt(w.layerModel()->match(w.layerModel()->index(0, 0), Qt::DisplayRole,
+                                                                  QStringLiteral("fc2"), 1, Qt::MatchRecursive).value(0));
+    QVERIFY(fc2 > 0);
+    QCOMPARE(w.nanMap()->columnCount(), 20);
+    QCOMPARE(w.nanMap()->rowCount(), int(w.controller().layers().size()));
+    int layer = -1, step = -1;
+    QVERIFY(w.nanMap()->originOutlined(&layer, &step));
+    QCOMPARE(layer, fc2);
+    QCOMPARE(step, 8);
+    QVERIFY(w.nanMap()->shownValue(fc2, 8) > 0.2);
+    QCOMPARE(w.nanMap()->shownValue(fc2, 7), 0.0);
+
+    // The tree names fc2 as the producer, with its first non-finite step.
+    const QModelIndex status = w.layerModel()->indexForLayer(fc2, LayerTreeModel::StatusColumn);
+    QCOMPARE(status.data().toString(), QStringLiteral("produced"));
+    QCOMPARE(w.layerModel()->indexForLayer(fc2, LayerTreeModel::FirstNonFiniteColumn).data().toInt(), 8);
+    QVERIFY(w.eventModel()->rowCount() >= 2);  // the run's start and its first non-finite step
+    QVERIFY(w.statusText().contains(QLatin1String("step 19")));
 }
 
 void TestMainWindow::manyRecordsFewDeliveries()
 {
     MainWindow w;
-    w.selectScenario(QStringLiteral("large-lr-ce"));
-    w.setSteps(2000);
-    QSignalSpy ended(&w, &MainWindow::runEnded);
-    QVERIFY(w.startRun());
-    QVERIFY(ended.wait(120000));
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-ce"), 2000, 120000));
     QCOMPARE(w.recordsShown(), 2000);
     // Records are coalesced by a 33 ms timer: far fewer deliveries than records.
     QVERIFY2(w.controller().deliveries() < 1000, qPrintable(QString::number(w.controller().deliveries())));
+}
+
+void TestMainWindow::controllerCoalescesAndDropsStaleRuns()
+{
+    SessionController controller;
+    int received = 0, stale = 0;
+    QSignalSpy batches(&controller, &SessionController::recordsArrived);
+    connect(&controller, &SessionController::recordsArrived, this, [&](const QVector<StepRecordPtr> &records) {
+        for (const StepRecordPtr &r : records)
+            (r->run == 3 ? received : stale) += 1;
+    });
+    SessionObserver &feed = controller.feed();
+    feed.runStarted(3, {{0, "", "Net", -1}}, RunConfig{});
+    QElapsedTimer clock;
+    clock.start();
+    for (int step = 0; step < 20000; ++step) {
+        auto r = std::make_shared<StepRecord>();
+        r->run = step % 10 == 0 ? 2 : 3;  // every tenth belongs to a replaced run
+        r->step = step;
+        feed.stepRecorded(r);
+    }
+    QTRY_COMPARE(received, 18000);
+    QCOMPARE(stale, 0);
+    // One batch per 33 ms tick at most, however many records arrived.
+    QVERIFY2(batches.count() <= clock.elapsed() / 33 + 2, qPrintable(QString::number(batches.count())));
+}
+
+void TestMainWindow::aControlChangeReachesTheSessionAndIsMarked()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("large-lr-mse"));
+    w.setSteps(1000000);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY(w.recordsShown() > 0);
+    w.controller().session().pause();
+    QTRY_COMPARE(w.controller().session().state(), SessionState::Paused);
+    QTest::qWait(300);  // the step in flight when pause() came finishes and is delivered
+    w.controlPanel()->learningRateEdit()->spinBox()->setValue(0.01);
+    QCOMPARE(w.controller().session().controls().learningRate, 0.01);
+    const int before = w.recordsShown();
+    w.controller().session().stepOnce(2);
+    QTRY_COMPARE(w.recordsShown(), before + 2);
+    QTRY_COMPARE(w.plots()->controlMarkCount(), 1);
+    QCOMPARE(w.store().controlMarks().front().text, std::string("lr 0.01"));
+    QCOMPARE(w.store().series(Series::LearningRate).buckets().back().max, 0.01);
+    w.controller().session().stop();
+}
+
+void TestMainWindow::pauseOnNonFiniteOffersTheDecisions()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("nan-input"));
+    w.setSteps(5);
+    auto *pause = w.controlPanel()->findChild<QCheckBox *>();
+    QVERIFY(pause);
+    Controls c = w.controlPanel()->controls();
+    c.pauseOnNonFinite = true;
+    w.controlPanel()->setControls(c);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY(w.originPanel()->awaitingDecision());
+    QVERIFY(w.originText().contains(QLatin1String("input")));
+    QVERIFY(w.originText().contains(QLatin1String("untouched")));
+    w.controlPanel()->setControls(Controls{});  // no pause from here on
+    Q_EMIT w.originPanel()->skipRequested();
+    QVERIFY(!w.originPanel()->awaitingDecision());
+    w.controller().session().setControls(Controls{});
+    QVERIFY(ended.wait(60000));
+    QCOMPARE(w.controller().lastSummary().stepsRun, 5);
+}
+
+void TestMainWindow::clickingAMapCellSelectsLayerAndStep()
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
+    QCustomPlot *plot = w.nanMap()->plot();
+    plot->replot();
+    const int layer = 2, column = 12;
+    const QPoint at(int(plot->xAxis->coordToPixel(column)), int(plot->yAxis->coordToPixel(layer)));
+    int hitLayer = -1, hitColumn = -1;
+    QVERIFY(w.nanMap()->cellAt(at, &hitLayer, &hitColumn));
+    QCOMPARE(hitLayer, layer);
+    QCOMPARE(hitColumn, column);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, at);
+    QCOMPARE(w.plots()->cursorStep(), 12);
+    const QModelIndex current = qobject_cast<QSortFilterProxyModel *>(w.layerView()->model())->mapToSource(w.layerView()->currentIndex());
+    QCOMPARE(w.layerModel()->layerAt(current), layer);
+    QVERIFY(w.nanMap()->describeCell(layer, column).contains(QLatin1String("step 12")));
+}
+
+void TestMainWindow::exportsWriteFiles()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 30));
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(w.exportCsv(dir.filePath(QStringLiteral("run.csv")), &error), qPrintable(error));
+    QFile csv(dir.filePath(QStringLiteral("run.csv")));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QCOMPARE(csv.readAll().count('\n'), qsizetype(31));
+    QVERIFY2(w.plots()->exportPng(dir.filePath(QStringLiteral("plots.png")), &error), qPrintable(error));
+    QVERIFY2(w.plots()->exportPdf(dir.filePath(QStringLiteral("plots.pdf")), &error), qPrintable(error));
+    QImage png(dir.filePath(QStringLiteral("plots.png")));
+    QVERIFY(!png.isNull());
+    QFile pdf(dir.filePath(QStringLiteral("plots.pdf")));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.read(5) == "%PDF-");
+    QVERIFY(!w.exportCsv(QStringLiteral("/nonexistent-dir/x.csv"), &error));
+    QVERIFY(error.contains(QLatin1String("nonexistent-dir")));
+}
+
+void TestMainWindow::presentationModeEnlargesTheFont()
+{
+    MainWindow w;
+    const qreal normal = w.font().pointSizeF();
+    w.action(QStringLiteral("presentation"))->trigger();
+    QVERIFY(w.font().pointSizeF() > normal * 1.5);
+    QVERIFY(w.action(QStringLiteral("presentation"))->isChecked());
+    w.setPresentationMode(false);
+    QCOMPARE(w.font().pointSizeF(), normal);
+}
+
+// Records fed straight into the controller, as a mixed-precision run would send them.
+void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(w.plots()->lossScalePlot()->isHidden());
+    SessionObserver &feed = w.controller().feed();
+    const std::vector<Layer> layers{{0, "", "Net", -1}, {1, "fc", "Linear", 0}};
+    feed.runStarted(7, layers, RunConfig{});
+    double scale = 65536;
+    for (int step = 0; step < 6; ++step) {
+        auto r = std::make_shared<StepRecord>();
+        r->run = 7;
+        r->step = step;
+        r->loss = 1;
+        r->lossScale = scale;
+        r->skipped = step == 1 || step == 4;
+        r->layers.resize(2);
+        r->layers[1].forward.present = true;
+        r->layers[1].forward.numel = 4;
+        r->layers[1].forward.absMax = 30000.0;
+        if (r->skipped)
+            scale /= 2;
+        feed.stepRecorded(r);
+    }
+    QTRY_COMPARE(w.recordsShown(), 6);
+    QVERIFY(!w.plots()->lossScalePlot()->isHidden());
+    QCOMPARE(w.plots()->skippedMarkerCount(), 2);
+    w.nanMap()->setKind(MapKind::Fp16Headroom);
+    QCOMPARE(w.nanMap()->shownValue(1, 3), 30000.0 / 65504.0);
+    QVERIFY(w.nanMap()->describeCell(1, 3).contains(QLatin1String("45.8% of fp16")));
+}
+
+void TestMainWindow::resetMidRunClearsEverything()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("large-lr-ce"));
+    w.setSteps(1000000);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY(w.recordsShown() > 10);
+    w.action(QStringLiteral("reset"))->trigger();
+    QVERIFY(w.controller().session().wait(5000));
+    QTest::qWait(200);  // anything the stopped run still delivers is dropped
+    QCOMPARE(w.recordsShown(), 0);
+    QCOMPARE(finitePointCount(w.lossPlot()), 0);
+    QCOMPARE(w.layerModel()->rowCount(), 0);
+    QCOMPARE(w.nanMap()->columnCount(), 0);
+    QCOMPARE(w.controlPanel()->controls().learningRate, 100.0);  // the scenario's default again
 }
 
 void TestMainWindow::closingMidRunStopsTheWorker()
@@ -54,6 +307,7 @@ void TestMainWindow::closingMidRunStopsTheWorker()
     QTest::qWait(200);
     QElapsedTimer t;
     t.start();
+    w->close();
     delete w;  // the destructor stops and joins the worker
     QVERIFY(t.elapsed() < 3000);
 }
@@ -62,6 +316,7 @@ int main(int argc, char **argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
     QApplication app(argc, argv);
     TestMainWindow t;
     return QTest::qExec(&t, argc, argv);

@@ -1,231 +1,412 @@
 #include "main_window.h"
 
-#include "plot_series.h"
+#include "control_panel.h"
+#include "event_log_model.h"
+#include "layer_tree_model.h"
+#include "lesson_pane.h"
+#include "nan_map_view.h"
+#include "origin_panel.h"
+#include "plot_panel.h"
 
-#include "nanscope/scenario.h"
-
-#include <QCheckBox>
-#include <QComboBox>
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
 #include <QDockWidget>
-#include <QDoubleSpinBox>
-#include <QFormLayout>
-#include <QHBoxLayout>
+#include <QFileDialog>
+#include <QHeaderView>
 #include <QLabel>
-#include <QListWidget>
-#include <QPushButton>
-#include <QSpinBox>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTableView>
+#include <QToolBar>
+#include <QTreeView>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
 
-#include <cmath>
-
 namespace nanscope {
+
+namespace {
+
+QDockWidget *dock(QMainWindow *window, const QString &title, const QString &name, QWidget *content,
+                  Qt::DockWidgetArea area)
+{
+    auto *d = new QDockWidget(title, window);
+    d->setObjectName(name);
+    d->setWidget(content);
+    window->addDockWidget(area, d);
+    return d;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
     setWindowTitle(QStringLiteral("NaNScope"));
-    buildControls();
-
-    auto *plots = new QSplitter(Qt::Vertical);
-    lossPlot_ = new QCustomPlot;
-    gradPlot_ = new QCustomPlot;
-    for (auto [plot, name] : {std::pair{lossPlot_, QStringLiteral("loss")}, std::pair{gradPlot_, QStringLiteral("gradient norm")}}) {
-        setUpSeriesPlot(plot, name);
-        plots->addWidget(plot);
-    }
-    origin_ = new QLabel(tr("No run yet."));
-    origin_->setWordWrap(true);
-    auto *centre = new QWidget;
-    auto *layout = new QVBoxLayout(centre);
-    layout->addWidget(origin_);
-    layout->addWidget(plots, 1);
+    normalFont_ = font();
+    plots_ = new PlotPanel;
+    map_ = new NanMapView;
+    auto *centre = new QSplitter(Qt::Vertical);
+    centre->addWidget(plots_);
+    centre->addWidget(map_);
     setCentralWidget(centre);
+    buildDocks();
+    buildActions();
+    // First-start layout (a saved one replaces it): the map gets room for a row per layer.
+    centre->setSizes({430, 330});
+    resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
+    resizeDocks({findChild<QDockWidget *>(QStringLiteral("layers"))}, {380}, Qt::Horizontal);
 
-    log_ = new QListWidget;
-    auto *logDock = new QDockWidget(tr("Event log"));
-    logDock->setObjectName(QStringLiteral("eventLog"));
-    logDock->setWidget(log_);
-    addDockWidget(Qt::BottomDockWidgetArea, logDock);
+    stateLabel_ = new QLabel;
+    stepLabel_ = new QLabel;
+    rateLabel_ = new QLabel;
+    deviceLabel_ = new QLabel;
+    for (QLabel *l : {stateLabel_, stepLabel_, rateLabel_, deviceLabel_})
+        statusBar()->addPermanentWidget(l);
 
-    status_ = new QLabel(tr("idle"));
-    statusBar()->addWidget(status_);
-
-    connect(&controller_, &SessionController::runBegun, this, [this](int) { resetPlots(); });
+    connect(&controller_, &SessionController::runBegun, this, &MainWindow::onRunBegun);
     connect(&controller_, &SessionController::recordsArrived, this, &MainWindow::onRecords);
-    connect(&controller_, &SessionController::eventArrived, this, &MainWindow::onEvent);
+    connect(&controller_, &SessionController::eventsArrived, this, &MainWindow::onEvents);
     connect(&controller_, &SessionController::sessionStateChanged, this, &MainWindow::onState);
     connect(&controller_, &SessionController::runCompleted, this, &MainWindow::onFinished);
-    resize(1100, 750);
+    connect(controls_, &ControlPanel::controlsEdited, this, [this](const Controls &c) { controller_.session().setControls(c); });
+    connect(controls_, &ControlPanel::scenarioChanged, lesson_, &LessonPane::showLesson);
+    connect(map_, &NanMapView::cellClicked, this, [this](int layer, int step) {
+        selectLayer(layer);
+        selectStep(step);
+    });
+    connect(plots_, &PlotPanel::stepClicked, this, &MainWindow::selectStep);
+    Session &s = controller_.session();
+    connect(origin_, &OriginPanel::skipRequested, this, [this, &s] { s.decidePausedStep(PausedStepDecision::SkipBatch); origin_->decided(); });
+    connect(origin_, &OriginPanel::retryRequested, this, [this, &s] { s.decidePausedStep(PausedStepDecision::Retry); origin_->decided(); });
+    connect(origin_, &OriginPanel::continueRequested, this, [this, &s] { s.decidePausedStep(PausedStepDecision::Continue); origin_->decided(); });
+    connect(origin_, &OriginPanel::rollbackRequested, this, [this, &s] { s.requestRollback(); origin_->decided(); });
+
+    resize(1400, 900);
+    QSettings settings;
+    controls_->restoreSettings(settings);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    setPresentationMode(settings.value(QStringLiteral("window/presentation"), false).toBool());
+    lesson_->showLesson(controls_->scenario());
+    updateActions();
+    updateStatus();
 }
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::buildControls()
+void MainWindow::buildDocks()
 {
-    auto *panel = new QWidget;
-    auto *form = new QFormLayout(panel);
-    scenario_ = new QComboBox;
-    for (const ScenarioInfo &s : scenarios())
-        scenario_->addItem(QString::fromStdString(s.id), QString::fromStdString(s.id));
-    steps_ = new QSpinBox;
-    steps_->setRange(1, 10000000);
-    seed_ = new QSpinBox;
-    seed_->setRange(0, 1000000);
-    seed_->setValue(1);
-    lr_ = new QDoubleSpinBox;
-    lr_->setDecimals(6);
-    lr_->setRange(1e-6, 1e6);
-    clipOn_ = new QCheckBox(tr("clip gradient norm"));
-    clip_ = new QDoubleSpinBox;
-    clip_->setRange(1e-3, 1e6);
-    recovery_ = new QCheckBox(tr("full recovery policy"));
-    pause_ = new QCheckBox(tr("pause on non-finite"));
-    form->addRow(tr("Scenario"), scenario_);
-    form->addRow(tr("Steps"), steps_);
-    form->addRow(tr("Seed"), seed_);
-    form->addRow(tr("Learning rate"), lr_);
-    form->addRow(clipOn_, clip_);
-    form->addRow(recovery_);
-    form->addRow(pause_);
+    controls_ = new ControlPanel;
+    dock(this, tr("Controls"), QStringLiteral("controls"), controls_, Qt::LeftDockWidgetArea);
 
-    auto loadDefaults = [this] {
-        const ScenarioInfo *s = findScenario(scenario_->currentData().toString().toStdString());
-        if (!s)
-            return;
-        steps_->setValue(s->defaultSteps);
-        lr_->setValue(s->defaults.learningRate);
-        clipOn_->setChecked(s->defaults.clipNorm.has_value());
-        clip_->setValue(s->defaults.clipNorm.value_or(5.0));
-        recovery_->setChecked(s->defaults.recovery.any());
-        pause_->setChecked(s->defaults.pauseOnNonFinite);
+    layerModel_ = new LayerTreeModel(this);
+    layerProxy_ = makeLayerFilterProxy(this);
+    layerProxy_->setSourceModel(layerModel_);
+    auto *layerBox = new QWidget;
+    auto *layerLayout = new QVBoxLayout(layerBox);
+    layerLayout->setContentsMargins(0, 0, 0, 0);
+    layerFilter_ = new QLineEdit;
+    layerFilter_->setPlaceholderText(tr("Filter layers…"));
+    layerFilter_->setClearButtonEnabled(true);
+    layerView_ = new QTreeView;
+    layerView_->setModel(layerProxy_);
+    layerView_->setSortingEnabled(true);
+    layerView_->sortByColumn(-1, Qt::AscendingOrder);  // model order until the user sorts
+    layerView_->setUniformRowHeights(true);
+    layerView_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layerLayout->addWidget(layerFilter_);
+    layerLayout->addWidget(layerView_);
+    connect(layerFilter_, &QLineEdit::textChanged, layerProxy_, [this](const QString &text) {
+        layerProxy_->setFilterFixedString(text);
+        layerView_->expandAll();
+    });
+    dock(this, tr("Layers"), QStringLiteral("layers"), layerBox, Qt::RightDockWidgetArea);
+
+    origin_ = new OriginPanel;
+    dock(this, tr("Origin"), QStringLiteral("origin"), origin_, Qt::RightDockWidgetArea);
+    lesson_ = new LessonPane;
+    QDockWidget *lessonDock = dock(this, tr("Lesson"), QStringLiteral("lesson"), lesson_, Qt::RightDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), lessonDock);
+
+    eventModel_ = new EventLogModel(10000, this);
+    eventView_ = new QTableView;
+    eventView_->setModel(eventModel_);
+    eventView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    eventView_->horizontalHeader()->setStretchLastSection(true);
+    eventView_->verticalHeader()->hide();
+    connect(eventView_, &QTableView::clicked, this, [this](const QModelIndex &index) {
+        const int layer = index.data(EventLogModel::LayerIdRole).toInt();
+        const int step = index.data(EventLogModel::StepRole).toInt();
+        if (layer >= 0)
+            selectLayer(layer);
+        if (step >= 0)
+            selectStep(step);
+    });
+    dock(this, tr("Event log"), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
+}
+
+void MainWindow::buildActions()
+{
+    auto make = [this](const QString &name, const QString &text, const QKeySequence &key, auto slot) {
+        auto *a = new QAction(text, this);
+        a->setObjectName(name);
+        a->setShortcut(key);
+        a->setToolTip(QStringLiteral("%1 (%2)").arg(QString(text).remove(QLatin1Char('&')), key.toString(QKeySequence::NativeText)));
+        connect(a, &QAction::triggered, this, slot);
+        return a;
     };
-    connect(scenario_, &QComboBox::currentIndexChanged, this, loadDefaults);
-    loadDefaults();
-    for (QWidget *w : std::initializer_list<QWidget *>{lr_, clip_})
-        connect(static_cast<QDoubleSpinBox *>(w), &QDoubleSpinBox::valueChanged, this, &MainWindow::pushControls);
-    for (QCheckBox *c : {clipOn_, recovery_, pause_})
-        connect(c, &QCheckBox::toggled, this, &MainWindow::pushControls);
-
-    auto *buttons = new QGridLayout;
-    startButton_ = new QPushButton(tr("&Start"));
-    auto *pauseButton = new QPushButton(tr("&Pause"));
-    auto *resumeButton = new QPushButton(tr("&Resume"));
-    auto *stepButton = new QPushButton(tr("S&tep"));
-    auto *stopButton = new QPushButton(tr("St&op"));
-    auto *rollbackButton = new QPushButton(tr("Roll &back"));
-    buttons->addWidget(startButton_, 0, 0);
-    buttons->addWidget(stopButton, 0, 1);
-    buttons->addWidget(pauseButton, 1, 0);
-    buttons->addWidget(resumeButton, 1, 1);
-    buttons->addWidget(stepButton, 2, 0);
-    buttons->addWidget(rollbackButton, 2, 1);
-    form->addRow(buttons);
     Session &s = controller_.session();
-    connect(startButton_, &QPushButton::clicked, this, &MainWindow::startRun);
-    connect(pauseButton, &QPushButton::clicked, this, [&s] { s.pause(); });
-    connect(resumeButton, &QPushButton::clicked, this, [&s] { s.resume(); });
-    connect(stepButton, &QPushButton::clicked, this, [&s] { s.stepOnce(1); });
-    connect(stopButton, &QPushButton::clicked, this, [&s] { s.stop(); });
-    connect(rollbackButton, &QPushButton::clicked, this, [&s] { s.requestRollback(); });
+    QAction *start = make(QStringLiteral("start"), tr("&Start"), QKeySequence(Qt::Key_F5), [this] { startRun(); });
+    QAction *pause = make(QStringLiteral("pause"), tr("&Pause"), QKeySequence(Qt::Key_F6), [&s] { s.pause(); });
+    QAction *resume = make(QStringLiteral("resume"), tr("&Resume"), QKeySequence(Qt::Key_F7), [this, &s] {
+        s.resume();
+        origin_->decided();
+    });
+    QAction *step = make(QStringLiteral("step"), tr("S&tep"), QKeySequence(Qt::Key_F10), [this, &s] {
+        s.stepOnce(1);
+        origin_->decided();
+    });
+    QAction *stop = make(QStringLiteral("stop"), tr("St&op"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&s] { s.stop(); });
+    QAction *reset = make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
+    QAction *rollback = make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &s] {
+        s.requestRollback();
+        origin_->decided();
+    });
+    QToolBar *bar = addToolBar(tr("Run"));
+    bar->setObjectName(QStringLiteral("runToolBar"));
+    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    for (QAction *a : {start, pause, resume, step, stop, reset, rollback}) {
+        bar->addAction(a);
+        run->addAction(a);
+    }
 
-    auto *dock = new QDockWidget(tr("Controls"));
-    dock->setObjectName(QStringLiteral("controls"));
-    dock->setWidget(panel);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    menuBar()->insertMenu(run->menuAction(), file);
+    file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(), [this] { exportDialog(QStringLiteral("png")); }));
+    file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(), [this] { exportDialog(QStringLiteral("pdf")); }));
+    file->addAction(make(QStringLiteral("exportCsv"), tr("Export step data as &CSV…"), QKeySequence(Qt::CTRL | Qt::Key_E),
+                         [this] { exportDialog(QStringLiteral("csv")); }));
+    file->addSeparator();
+    file->addAction(make(QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); }));
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    QAction *presentation = make(QStringLiteral("presentation"), tr("&Presentation mode"), QKeySequence(Qt::Key_F11),
+                                 [this](bool on) { setPresentationMode(on); });
+    presentation->setCheckable(true);
+    view->addAction(presentation);
+    QAction *log = make(QStringLiteral("logScale"), tr("&Log scale"), QKeySequence(Qt::CTRL | Qt::Key_L),
+                        [this](bool on) { plots_->setLogScale(on); });
+    log->setCheckable(true);
+    view->addAction(log);
+    view->addSeparator();
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        view->addAction(d->toggleViewAction());
 }
 
-Controls MainWindow::currentControls() const
-{
-    Controls c;
-    c.learningRate = lr_->value();
-    if (clipOn_->isChecked())
-        c.clipNorm = clip_->value();
-    c.recovery = recovery_->isChecked() ? RecoveryPolicy::full() : RecoveryPolicy::none();
-    c.pauseOnNonFinite = pause_->isChecked();
-    return c;
-}
+QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }
 
-void MainWindow::pushControls() { controller_.session().setControls(currentControls()); }
-
-void MainWindow::selectScenario(const QString &id)
-{
-    const int i = scenario_->findData(id);
-    if (i >= 0)
-        scenario_->setCurrentIndex(i);
-}
-
-void MainWindow::setSteps(int steps) { steps_->setValue(steps); }
+void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }
+void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 
 bool MainWindow::startRun()
 {
-    RunConfig config;
-    config.scenario = scenario_->currentData().toString().toStdString();
-    config.steps = steps_->value();
-    config.seed = std::uint64_t(seed_->value());
-    config.controls = currentControls();
     QString error;
-    if (!controller_.start(config, &error)) {
-        onEvent(-1, int(EventKind::Error), error);
+    if (!controller_.start(controls_->runConfig(), &error)) {
+        showError(tr("Cannot start the run"), error);
         return false;
     }
     return true;
 }
 
-void MainWindow::resetPlots()
+void MainWindow::resetRun()
 {
-    for (QCustomPlot *p : {lossPlot_, gradPlot_})
-        clearSeriesPlot(p);
-    log_->clear();
-    origin_->setText(tr("Running %1 …").arg(scenario_->currentText()));
-    recordsShown_ = 0;
+    controller_.discardCurrentRun();
+    store_.reset({});
+    plots_->clear();
+    map_->clear();
+    layerModel_->setLayers({});
+    eventModel_->clear();
+    origin_->clear();
+    lastRecord_.reset();
+    controls_->loadScenarioDefaults();
+    updateStatus();
+}
+
+void MainWindow::onRunBegun(int)
+{
+    store_.reset(controller_.layers());
+    plots_->clear();
+    map_->clear();
+    layerModel_->setLayers(controller_.layers());
+    layerView_->expandAll();
+    eventModel_->clear();
+    eventModel_->setLayers(controller_.layers());
+    origin_->clear();
+    originShown_ = false;
+    lastRecord_.reset();
+    rateClock_.start();
+    rateSteps_ = 0;
+    stepsPerSecond_ = 0;
+    deviceLabel_->setText(QString::fromStdString(controller_.runConfig().device));
 }
 
 void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
 {
-    for (const StepRecordPtr &r : records) {
-        appendPoint(lossPlot_, r->step, r->loss);
-        appendPoint(gradPlot_, r->step, r->gradNorm);
-        if (r->nonFinite() && origin_->property("shown").toInt() != controller_.session().runId()) {
-            origin_->setText(tr("First non-finite value at step %1, phase %2, layer '%3'%4\n%5")
-                                 .arg(r->step)
-                                 .arg(QString::fromLatin1(phaseName(r->origin.phase)))
-                                 .arg(QString::fromStdString(r->origin.layerPath))
-                                 .arg(r->origin.op.empty() ? QString() : QStringLiteral(", op ") + QString::fromStdString(r->origin.op))
-                                 .arg(QString::fromStdString(r->origin.explanation)));
-            origin_->setProperty("shown", controller_.session().runId());
-        }
+    for (const StepRecordPtr &r : records)
+        store_.append(*r);
+    if (store_.firstOrigin().valid() && !originShown_ && !origin_->awaitingDecision()) {
+        origin_->showOrigin(store_.firstOrigin());
+        originShown_ = true;
+        if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
+            d->raise();
     }
-    recordsShown_ += records.size();
-    const StepRecordPtr &last = records.back();
-    status_->setText(tr("step %1, %2 ms a step").arg(last->step).arg(last->stepMillis, 0, 'f', 2));
-    for (QCustomPlot *p : {lossPlot_, gradPlot_})
-        rescaleAndReplot(p);
+    lastRecord_ = records.back();
+    rateSteps_ += records.size();
+    layerModel_->addRecords(records);
+    plots_->refresh(store_);
+    map_->refresh(store_);
+    updateStatus();
 }
 
-void MainWindow::onEvent(int step, int kind, const QString &text)
+void MainWindow::onEvents(const QVector<Event> &events)
 {
-    auto *item = new QListWidgetItem(step >= 0 ? tr("step %1: %2").arg(step).arg(text) : text);
-    if (kind == int(EventKind::Error) || kind == int(EventKind::FirstNonFinite))
-        item->setForeground(Qt::red);
-    log_->addItem(item);
-    log_->scrollToBottom();
+    for (const Event &e : events) {
+        if (e.kind == EventKind::ControlChange)
+            store_.addControlMark(e.step, e.text);
+        if (e.kind == EventKind::Paused && lastRecord_ && lastRecord_->step == e.step) {
+            origin_->showPaused(lastRecord_->origin);
+            if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
+                d->raise();
+        }
+    }
+    eventModel_->append(events);
+    eventView_->scrollToBottom();
+    plots_->refresh(store_);
 }
 
 void MainWindow::onState(int state)
 {
-    status_->setText(QString::fromLatin1(sessionStateName(SessionState(state))));
+    state_ = SessionState(state);
+    updateActions();
+    updateStatus();
 }
 
 void MainWindow::onFinished(const QString &error)
 {
     if (!error.isEmpty())
-        origin_->setText(tr("The run failed: %1").arg(error));
+        statusBar()->showMessage(tr("The run failed: %1").arg(error));
+    // The session's own rate counts compute time only, over the whole run.
+    stepsPerSecond_ = controller_.lastSummary().stepsPerSecond;
+    rateClock_.invalidate();
+    updateStatus();
     Q_EMIT runEnded();
 }
 
+void MainWindow::updateActions()
+{
+    const bool active = state_ == SessionState::Running || state_ == SessionState::Paused;
+    action(QStringLiteral("pause"))->setEnabled(state_ == SessionState::Running);
+    action(QStringLiteral("resume"))->setEnabled(state_ == SessionState::Paused);
+    action(QStringLiteral("step"))->setEnabled(active);
+    action(QStringLiteral("stop"))->setEnabled(active);
+    action(QStringLiteral("rollback"))->setEnabled(active);
+}
+
+void MainWindow::updateStatus()
+{
+    if (rateClock_.isValid() && rateClock_.elapsed() >= 500) {
+        stepsPerSecond_ = rateSteps_ * 1000.0 / double(rateClock_.restart());
+        rateSteps_ = 0;
+    }
+    stateLabel_->setText(QString::fromLatin1(sessionStateName(state_)));
+    stepLabel_->setText(lastRecord_ ? tr("step %1").arg(lastRecord_->step) : tr("no steps"));
+    rateLabel_->setText(tr("%1 steps/s").arg(stepsPerSecond_, 0, 'f', stepsPerSecond_ < 10 ? 1 : 0));
+    if (deviceLabel_->text().isEmpty())
+        deviceLabel_->setText(controls_->deviceBox()->currentData().toString());
+}
+
+QString MainWindow::statusText() const
+{
+    return QStringList{stateLabel_->text(), stepLabel_->text(), rateLabel_->text(), deviceLabel_->text()}.join(QStringLiteral(" · "));
+}
+
+void MainWindow::selectLayer(int layer)
+{
+    const QModelIndex source = layerModel_->indexForLayer(layer);
+    const QModelIndex index = layerProxy_->mapFromSource(source);
+    if (!index.isValid())
+        return;
+    layerView_->setCurrentIndex(index);
+    layerView_->scrollTo(index);
+}
+
+void MainWindow::selectStep(int step) { plots_->setCursorStep(step); }
+
+void MainWindow::setPresentationMode(bool on)
+{
+    QFont f = normalFont_;
+    if (on)
+        f.setPointSizeF(normalFont_.pointSizeF() * 1.6);
+    setFont(f);
+    lesson_->setFont(f);
+    for (QCustomPlot *plot : findChildren<QCustomPlot *>())
+        setPlotFontSize(plot, f.pointSizeF());
+    if (QAction *a = action(QStringLiteral("presentation")); a && a->isChecked() != on)
+        a->setChecked(on);
+}
+
+bool MainWindow::exportCsv(const QString &path, QString *error)
+{
+    std::string message;
+    if (store_.table().writeCsv(path.toStdString(), &message))
+        return true;
+    if (error)
+        *error = QString::fromStdString(message);
+    return false;
+}
+
+void MainWindow::exportDialog(const QString &kind)
+{
+    const QString filter = kind == QLatin1String("csv")   ? tr("CSV files (*.csv)")
+                           : kind == QLatin1String("pdf") ? tr("PDF files (*.pdf)")
+                                                          : tr("PNG images (*.png)");
+    QString path = QFileDialog::getSaveFileName(this, tr("Export"), controls_->scenario() + QLatin1Char('.') + kind, filter);
+    if (path.isEmpty())
+        return;
+    QString error;
+    const bool ok = kind == QLatin1String("csv")   ? exportCsv(path, &error)
+                    : kind == QLatin1String("pdf") ? plots_->exportPdf(path, &error)
+                                                   : plots_->exportPng(path, &error);
+    if (!ok)
+        showError(tr("Export failed"), error);
+    else
+        statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::showError(const QString &title, const QString &message)
+{
+    eventModel_->append(Event{EventKind::Error, -1, -1, message.toStdString()});
+    statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
+}
+
+QCustomPlot *MainWindow::lossPlot() const { return plots_->lossPlot(); }
 QString MainWindow::originText() const { return origin_->text(); }
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    controls_->saveSettings(settings);
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/presentation"), action(QStringLiteral("presentation"))->isChecked());
+    controller_.session().stop();  // the controller's destructor joins the worker
+    event->accept();
+}
 
 }  // namespace nanscope

@@ -1,21 +1,31 @@
 #pragma once
-// The first NaNScope window: pick a scenario, set the live controls, run, and watch the loss and
-// gradient norm (non-finite steps marked in red) with an event log. The full window (NaN map,
-// layer tree, lessons) is the GUI issue's work.
+// The NaNScope window: controls on the left; loss, gradient-norm and LR plots over the layer x
+// step NaN map in the centre; the layer tree, the origin panel and the lesson on the right; the
+// event log below. It observes the session through SessionController and never owns training
+// state; every view is fed from one bounded RunStore at most ~30 times a second.
+#include "run_store.h"
 #include "session_controller.h"
 
 #include <QMainWindow>
+#include <QElapsedTimer>
 
-class QCheckBox;
-class QComboBox;
+class QAction;
 class QCustomPlot;
-class QDoubleSpinBox;
 class QLabel;
-class QListWidget;
-class QPushButton;
-class QSpinBox;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+class QTreeView;
 
 namespace nanscope {
+
+class ControlPanel;
+class EventLogModel;
+class LayerTreeModel;
+class LessonPane;
+class NanMapView;
+class OriginPanel;
+class PlotPanel;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
@@ -26,41 +36,72 @@ public:
     void selectScenario(const QString &id);
     void setSteps(int steps);
     bool startRun();
+    void resetRun();
+    void selectLayer(int layer);
+    void selectStep(int step);
+    void setPresentationMode(bool on);
+
+    bool exportCsv(const QString &path, QString *error);
+
     SessionController &controller() { return controller_; }
-    QCustomPlot *lossPlot() const { return lossPlot_; }
-    int recordsShown() const { return recordsShown_; }
+    const RunStore &store() const { return store_; }
+    ControlPanel *controlPanel() const { return controls_; }
+    PlotPanel *plots() const { return plots_; }
+    NanMapView *nanMap() const { return map_; }
+    LayerTreeModel *layerModel() const { return layerModel_; }
+    QTreeView *layerView() const { return layerView_; }
+    EventLogModel *eventModel() const { return eventModel_; }
+    OriginPanel *originPanel() const { return origin_; }
+    LessonPane *lessonPane() const { return lesson_; }
+    QAction *action(const QString &objectName) const;
+    QCustomPlot *lossPlot() const;
+    int recordsShown() const { return int(store_.stepsSeen()); }
     QString originText() const;
+    QString statusText() const;
 
 Q_SIGNALS:
     void runEnded();
 
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
 private:
-    void buildControls();
-    Controls currentControls() const;
-    void pushControls();
+    void buildDocks();
+    void buildActions();
+    void onRunBegun(int run);
     void onRecords(const QVector<StepRecordPtr> &records);
-    void onEvent(int step, int kind, const QString &text);
+    void onEvents(const QVector<Event> &events);
     void onState(int state);
     void onFinished(const QString &error);
-    void resetPlots();
+    void updateActions();
+    void updateStatus();
+    void exportDialog(const QString &kind);
+    void showError(const QString &title, const QString &message);
 
     SessionController controller_;
-    QComboBox *scenario_ = nullptr;
-    QSpinBox *steps_ = nullptr;
-    QSpinBox *seed_ = nullptr;
-    QDoubleSpinBox *lr_ = nullptr;
-    QCheckBox *clipOn_ = nullptr;
-    QDoubleSpinBox *clip_ = nullptr;
-    QCheckBox *recovery_ = nullptr;
-    QCheckBox *pause_ = nullptr;
-    QPushButton *startButton_ = nullptr;
-    QCustomPlot *lossPlot_ = nullptr;
-    QCustomPlot *gradPlot_ = nullptr;
-    QListWidget *log_ = nullptr;
-    QLabel *origin_ = nullptr;
-    QLabel *status_ = nullptr;
-    int recordsShown_ = 0;
-    double lastReplotMs_ = 0;
+    RunStore store_;
+    ControlPanel *controls_ = nullptr;
+    PlotPanel *plots_ = nullptr;
+    NanMapView *map_ = nullptr;
+    LayerTreeModel *layerModel_ = nullptr;
+    QSortFilterProxyModel *layerProxy_ = nullptr;
+    QTreeView *layerView_ = nullptr;
+    QLineEdit *layerFilter_ = nullptr;
+    EventLogModel *eventModel_ = nullptr;
+    QTableView *eventView_ = nullptr;
+    OriginPanel *origin_ = nullptr;
+    LessonPane *lesson_ = nullptr;
+    QLabel *stateLabel_ = nullptr;
+    QLabel *stepLabel_ = nullptr;
+    QLabel *rateLabel_ = nullptr;
+    QLabel *deviceLabel_ = nullptr;
+    StepRecordPtr lastRecord_;
+    SessionState state_ = SessionState::Idle;
+    QElapsedTimer rateClock_;
+    long long rateSteps_ = 0;
+    double stepsPerSecond_ = 0;
+    bool originShown_ = false;
+    QFont normalFont_;
 };
 
 }  // namespace nanscope

@@ -1,16 +1,33 @@
 #pragma once
-// A step-series plot that shows non-finite values instead of dropping them: finite values on a
-// line, each NaN/±Inf step as a red triangle along the top (on a fixed 0..1 second axis).
+// Step-series plots that show non-finite values instead of dropping them: finite values on a
+// line (the min..max envelope of each bucket once decimated), each bucket holding NaN/±Inf as a
+// red triangle along the top (on a fixed 0..1 second axis).
+#include <QColor>
+
+class QCPGraph;
 class QCustomPlot;
 class QString;
 
 namespace nanscope {
 
-void setUpSeriesPlot(QCustomPlot *plot, const QString &name);
-void clearSeriesPlot(QCustomPlot *plot);
-void appendPoint(QCustomPlot *plot, double step, double value);
-void rescaleAndReplot(QCustomPlot *plot);
-// The number of finite points and of non-finite markers the plot holds.
+class DecimatedSeries;
+
+struct SeriesGraphs {
+    QCPGraph *values = nullptr;
+    QCPGraph *markers = nullptr;
+};
+
+void setUpStepPlot(QCustomPlot *plot, const QString &axisLabel);
+// `markerHeight` in 0..1 of the plot's height keeps two series' markers apart.
+SeriesGraphs addSeries(QCustomPlot *plot, const QString &name, const QColor &colour, double markerHeight = 0.95);
+void showSeries(const SeriesGraphs &graphs, const DecimatedSeries &series);
+// Fits the value axis to the finite data; the step axis is the caller's.
+void fitValueAxis(QCustomPlot *plot);
+
+// Axis labels, tick labels and the legend at `pointSize` (presentation mode).
+void setPlotFontSize(QCustomPlot *plot, double pointSize);
+
+// The number of finite points and of non-finite markers of a plot's first series.
 int finitePointCount(const QCustomPlot *plot);
 int nonFiniteMarkerCount(const QCustomPlot *plot);
 

@@ -7,6 +7,7 @@ namespace nanscope {
 SessionController::SessionController(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<nanscope::StepRecordPtr>();
+    qRegisterMetaType<nanscope::Event>();
     flushTimer_.setInterval(33);
     connect(&flushTimer_, &QTimer::timeout, this, &SessionController::drain);
     flushTimer_.start();
@@ -33,15 +34,27 @@ bool SessionController::start(const RunConfig &config, QString *error)
     return ok;
 }
 
+void SessionController::discardCurrentRun()
+{
+    session_.stop();
+    std::lock_guard<std::mutex> lock(mutex_);
+    pendingRun_ = -1;
+    queued_.clear();
+    queuedEvents_.clear();
+    finished_ = false;
+}
+
 // Worker thread: only queue.
-void SessionController::runStarted(int run, const std::vector<Layer> &layers, const RunConfig &)
+void SessionController::runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     queued_.clear();
     queuedEvents_.clear();
     started_ = true;
+    finished_ = false;
     pendingRun_ = run;
     pendingLayers_ = layers;
+    pendingConfig_ = config;
 }
 
 void SessionController::stepRecorded(const StepRecordPtr &record)
@@ -66,7 +79,7 @@ void SessionController::runFinished(const RunSummary &summary)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     finished_ = true;
-    finishError_ = QString::fromStdString(summary.error);
+    pendingSummary_ = summary;
 }
 
 // GUI thread.
@@ -77,7 +90,6 @@ void SessionController::drain()
     std::vector<Event> events;
     std::vector<SessionState> states;
     bool started = false, finished = false;
-    QString error;
     int run = 0;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -86,10 +98,13 @@ void SessionController::drain()
         states.swap(states_);
         std::swap(started, started_);
         std::swap(finished, finished_);
-        error = finishError_;
         run = pendingRun_;
-        if (started)
+        if (started) {
             layers_ = pendingLayers_;
+            config_ = pendingConfig_;
+        }
+        if (finished)
+            summary_ = pendingSummary_;
     }
     if (started)
         Q_EMIT runBegun(run);
@@ -102,12 +117,12 @@ void SessionController::drain()
         ++deliveries_;
         Q_EMIT recordsArrived(current);
     }
-    for (const Event &e : events)
-        Q_EMIT eventArrived(e.step, int(e.kind), QString::fromStdString(e.text));
+    if (!events.empty())
+        Q_EMIT eventsArrived(QVector<Event>(events.begin(), events.end()));
     for (SessionState s : states)
         Q_EMIT sessionStateChanged(int(s));
     if (finished)
-        Q_EMIT runCompleted(error);
+        Q_EMIT runCompleted(QString::fromStdString(summary_.error));
 }
 
 }  // namespace nanscope

@@ -12,6 +12,7 @@
 #include <vector>
 
 Q_DECLARE_METATYPE(nanscope::StepRecordPtr)
+Q_DECLARE_METATYPE(nanscope::Event)
 
 namespace nanscope {
 
@@ -23,14 +24,22 @@ public:
 
     Session &session() { return session_; }
     bool start(const RunConfig &config, QString *error);
+    // Stops the current run and drops whatever it still delivers (the window was reset).
+    void discardCurrentRun();
     const std::vector<Layer> &layers() const { return layers_; }
+    const RunConfig &runConfig() const { return config_; }
+    const RunSummary &lastSummary() const { return summary_; }
     int deliveries() const { return deliveries_; }
+    // The observer face of the controller, for feeding it records that do not come from its own
+    // session (the GUI benchmark replays synthetic runs through it).
+    SessionObserver &feed() { return *this; }
 
 Q_SIGNALS:
     void runBegun(int run);
     void recordsArrived(const QVector<nanscope::StepRecordPtr> &records);
-    void eventArrived(int step, int kind, const QString &text);
+    void eventsArrived(const QVector<nanscope::Event> &events);
     void sessionStateChanged(int state);
+    // The summary is lastSummary(); `error` is empty when the run ended normally.
     void runCompleted(const QString &error);
 
 private:
@@ -48,11 +57,14 @@ private:
     std::vector<Event> queuedEvents_;
     bool started_ = false;
     std::vector<Layer> pendingLayers_;
+    RunConfig pendingConfig_;
     int pendingRun_ = 0;
     bool finished_ = false;
-    QString finishError_;
+    RunSummary pendingSummary_;
     std::vector<SessionState> states_;
     std::vector<Layer> layers_;
+    RunConfig config_;
+    RunSummary summary_;
     int currentRun_ = 0;
     int deliveries_ = 0;
 };

@@ -1,0 +1,253 @@
+// The window's bounded run data: decimation keeps extremes and every non-finite step, the NaN map
+// keeps each row's worst cell, and the CSV export holds every step.
+#include "run_store.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace nanscope;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+StepRecord record(int step, int layers, int badLayer = -1, std::int64_t nan = 0, std::int64_t numel = 100)
+{
+    StepRecord r;
+    r.step = step;
+    r.loss = badLayer >= 0 ? kNaN : 1.0 / (step + 1);
+    r.gradNorm = r.gradNormClipped = 2.0;
+    r.learningRate = 0.1;
+    r.layers.resize(std::size_t(layers));
+    for (int l = 0; l < layers; ++l) {
+        TensorHealth &f = r.layers[std::size_t(l)].forward;
+        f.present = true;
+        f.numel = numel;
+        if (l == badLayer)
+            f.nan = nan;
+    }
+    if (badLayer >= 0) {
+        r.origin.step = step;
+        r.origin.phase = Phase::Forward;
+        r.origin.layer = badLayer;
+    }
+    return r;
+}
+
+}  // namespace
+
+class TestRunStore : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void seriesStaysBoundedAndKeepsExtremes_data();
+    void seriesStaysBoundedAndKeepsExtremes();
+    void seriesKeepsEveryNonFiniteBucket();
+    void mapKeepsTheWorstCellOfAMergedColumn();
+    void mapFindsTheColumnOfAStep();
+    void headroomIsTheLargestOutputAgainstFp16();
+    void skippedStepsAndLossScaleAreKept();
+    void csvHoldsEveryStepWithNonFiniteSpelledOut();
+    void csvToAnUnwritablePathFails();
+    void storeKeepsTheFirstOriginAndBoundedMarks();
+};
+
+void TestRunStore::seriesStaysBoundedAndKeepsExtremes_data()
+{
+    QTest::addColumn<int>("capacity");
+    QTest::addColumn<int>("values");
+    QTest::addColumn<int>("expectedBuckets");
+    QTest::addColumn<int>("expectedWidth");
+    QTest::addRow("under capacity") << 16 << 10 << 10 << 1;
+    QTest::addRow("exactly full") << 16 << 16 << 16 << 1;
+    QTest::addRow("one past") << 16 << 17 << 9 << 2;
+    QTest::addRow("a million") << 2048 << 1000000 << 1954 << 512;
+}
+
+void TestRunStore::seriesStaysBoundedAndKeepsExtremes()
+{
+    QFETCH(int, capacity);
+    QFETCH(int, values);
+    QFETCH(int, expectedBuckets);
+    QFETCH(int, expectedWidth);
+    DecimatedSeries s{std::size_t(capacity)};
+    // A sawtooth with one spike: the spike must survive any amount of merging.
+    const int spikeAt = values / 3;
+    for (int i = 0; i < values; ++i)
+        s.append(i, i == spikeAt ? 1e6 : double(i % 7));
+    QCOMPARE(int(s.buckets().size()), expectedBuckets);
+    QCOMPARE(s.valuesPerBucket(), expectedWidth);
+    QCOMPARE(s.valueCount(), (long long)values);
+    double maxSeen = -1, minSeen = 1e9;
+    long long counted = 0;
+    for (const SeriesBucket &b : s.buckets()) {
+        maxSeen = std::max(maxSeen, b.max);
+        minSeen = std::min(minSeen, b.min);
+        counted += b.count;
+    }
+    QCOMPARE(maxSeen, 1e6);
+    QCOMPARE(minSeen, 0.0);
+    QCOMPARE(counted, (long long)values);
+    QCOMPARE(s.buckets().front().firstStep, 0);
+    QCOMPARE(s.buckets().back().lastStep, values - 1);
+}
+
+void TestRunStore::seriesKeepsEveryNonFiniteBucket()
+{
+    DecimatedSeries s{8};
+    for (int i = 0; i < 100; ++i)
+        s.append(i, i == 37 ? kNaN : (i == 90 ? -kInf : 1.0));
+    int marked = 0;
+    for (const SeriesBucket &b : s.buckets())
+        if (b.hasNonFinite()) {
+            ++marked;
+            QVERIFY(b.firstNonFiniteStep == 37 || b.firstNonFiniteStep == 90);
+            QVERIFY(b.firstStep <= b.firstNonFiniteStep && b.firstNonFiniteStep <= b.lastStep);
+        }
+    QCOMPARE(marked, 2);
+    QVERIFY(s.buckets().size() <= 8);
+}
+
+void TestRunStore::mapKeepsTheWorstCellOfAMergedColumn()
+{
+    NanMapData map{4};
+    map.reset(3);
+    for (int step = 0; step < 10; ++step)
+        map.append(step == 5 ? record(step, 3, 1, 40) : (step == 6 ? record(step, 3, 1, 10) : record(step, 3)));
+    QCOMPARE(map.stepsPerColumn(), 4);
+    QCOMPARE(map.columnCount(), 3);  // steps 0-3, 4-7, 8-9
+    const MapCell &bad = map.cell(MapKind::Forward, 1, 1);
+    QCOMPARE(bad.step, 5);
+    QCOMPARE(bad.nan, std::int64_t(40));
+    QCOMPARE(bad.fraction(), 0.4);
+    QCOMPARE(map.cell(MapKind::Forward, 1, 0).nonFinite(), std::int64_t(0));
+    QVERIFY(map.cell(MapKind::Forward, 1, 0).present);
+    QVERIFY(!map.cell(MapKind::Parameters, 1, 0).present);  // nothing observed there
+    QCOMPARE(mapColourValue(bad), 0.2 + 0.8 * 0.4);
+    QCOMPARE(mapColourValue(map.cell(MapKind::Forward, 0, 0)), 0.0);
+    QVERIFY(std::isnan(mapColourValue(map.cell(MapKind::Gradient, 0, 0))));
+}
+
+void TestRunStore::mapFindsTheColumnOfAStep()
+{
+    NanMapData map{4};
+    map.reset(1);
+    for (int step = 0; step < 10; ++step)
+        map.append(record(step, 1));
+    QCOMPARE(map.columnOfStep(0), 0);
+    QCOMPARE(map.columnOfStep(5), 1);
+    QCOMPARE(map.columnOfStep(9), 2);
+    QCOMPARE(map.columnOfStep(10), -1);
+}
+
+void TestRunStore::headroomIsTheLargestOutputAgainstFp16()
+{
+    NanMapData map{2};
+    map.reset(2);
+    for (int step = 0; step < 4; ++step) {
+        StepRecord r = record(step, 2);
+        r.layers[0].forward.absMax = 1000.0 * (step + 1);
+        r.layers[1].forward.absMax = step == 3 ? kNaN : 10.0;  // no finite value left
+        if (step == 3)
+            r.layers[1].forward.posInf = 100;
+        map.append(r);
+    }
+    QCOMPARE(map.columnCount(), 2);  // steps 0-1 and 2-3
+    // The merged column keeps the largest magnitude of its steps.
+    QCOMPARE(map.cell(MapKind::Fp16Headroom, 1, 0).absMax, 4000.0);
+    QCOMPARE(mapColourValue(map.cell(MapKind::Fp16Headroom, 1, 0), MapKind::Fp16Headroom), 4000.0 / 65504.0);
+    QCOMPARE(mapColourValue(map.cell(MapKind::Fp16Headroom, 0, 1), MapKind::Fp16Headroom), 10.0 / 65504.0);
+    // An output that overflowed is full.
+    QCOMPARE(mapColourValue(map.cell(MapKind::Fp16Headroom, 1, 1), MapKind::Fp16Headroom), 1.0);
+}
+
+void TestRunStore::skippedStepsAndLossScaleAreKept()
+{
+    RunStore store;
+    store.reset({Layer{0, "", "Model", -1}});
+    QVERIFY(!store.usesLossScaling());
+    double scale = 65536;
+    for (int step = 0; step < 10; ++step) {
+        StepRecord r = record(step, 1);
+        r.lossScale = scale;
+        r.skipped = step == 2 || step == 3;
+        if (r.skipped)
+            scale /= 2;
+        store.append(r);
+    }
+    QVERIFY(store.usesLossScaling());
+    const auto &skipped = store.skippedSteps().buckets();
+    QCOMPARE(int(skipped.size()), 2);
+    QCOMPARE(skipped[0].firstStep, 2);
+    QCOMPARE(skipped[0].max, 65536.0);
+    QCOMPARE(skipped[1].max, 32768.0);
+    QCOMPARE(store.series(Series::LossScale).buckets().back().max, 16384.0);
+}
+
+void TestRunStore::csvHoldsEveryStepWithNonFiniteSpelledOut()
+{
+    RunStore store;
+    store.reset({Layer{0, "", "Model", -1}, Layer{1, "fc", "Linear", 0}});
+    const int steps = 5000;
+    for (int step = 0; step < steps; ++step) {
+        StepRecord r = step == 3 ? record(step, 2, 1, 5) : record(step, 2);
+        if (step == 4)
+            r.gradNorm = kInf;
+        store.append(r);
+    }
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("run.csv"));
+    std::string error;
+    QVERIFY2(store.table().writeCsv(path.toStdString(), &error), error.c_str());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    QCOMPARE(lines.size(), steps + 2);  // header, rows, the empty piece after the last newline
+    QVERIFY(lines[0].startsWith("step,loss,grad_norm"));
+    QVERIFY2(lines[4].startsWith("3,nan,2,2,0.1,"), lines[4].constData());
+    QVERIFY(lines[4].contains(",1,forward,1,"));
+    QVERIFY2(lines[5].startsWith("4,0.2,inf,"), lines[5].constData());
+    QVERIFY(lines[steps].startsWith(QByteArray::number(steps - 1) + ','));
+    // Appending after an export goes on at the end.
+    store.append(record(steps, 2));
+    QCOMPARE(store.table().rowCount(), (long long)steps + 1);
+    QVERIFY(store.table().writeCsv(path.toStdString(), &error));
+    QFile again(path);
+    QVERIFY(again.open(QIODevice::ReadOnly | QIODevice::Text));
+    QCOMPARE(again.readAll().count('\n'), qsizetype(steps + 2));
+}
+
+void TestRunStore::csvToAnUnwritablePathFails()
+{
+    RunStore store;
+    store.reset({Layer{0, "", "Model", -1}});
+    store.append(record(0, 1));
+    std::string error;
+    QVERIFY(!store.table().writeCsv("/nonexistent-dir/run.csv", &error));
+    QVERIFY2(QString::fromStdString(error).contains(QLatin1String("/nonexistent-dir/run.csv")), error.c_str());
+}
+
+void TestRunStore::storeKeepsTheFirstOriginAndBoundedMarks()
+{
+    RunStore store;
+    store.reset({Layer{0, "", "Model", -1}, Layer{1, "fc", "Linear", 0}});
+    store.append(record(0, 2));
+    store.append(record(1, 2, 1, 3));
+    store.append(record(2, 2, 0, 3));
+    QCOMPARE(store.firstOrigin().step, 1);
+    QCOMPARE(store.firstOrigin().layer, 1);
+    for (int i = 0; i < 1000; ++i)
+        store.addControlMark(i, "lr " + std::to_string(i));
+    QCOMPARE(int(store.controlMarks().size()), 256);
+    QCOMPARE(store.controlMarks().back().text, std::string("lr 999"));
+    store.reset({});
+    QVERIFY(!store.firstOrigin().valid());
+    QCOMPARE(store.stepsSeen(), 0LL);
+    QCOMPARE(store.table().rowCount(), 0LL);
+}
+
+QTEST_GUILESS_MAIN(TestRunStore)
+#include "tst_run_store.moc"

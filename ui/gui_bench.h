@@ -1,0 +1,12 @@
+#pragma once
+// `nanscope gui-bench`: feeds the real window synthetic step records at a paced rate and
+// measures what a user feels: the event loop's latency (p50, p99, max) while records stream, the
+// repaint rate, and the process's memory over a very long run. Numbers are printed, not asserted.
+#include <QStringList>
+
+namespace nanscope {
+
+// Needs a QApplication. Returns the process exit code; prints to stdout, errors to stderr.
+int runGuiBench(const QStringList &args);
+
+}  // namespace nanscope
