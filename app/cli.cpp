@@ -1,10 +1,12 @@
 #include "cli.h"
 
+#include "cli_model.h"
 #include "json_writer.h"
 #include "run_printer.h"
 #include "nanscope/bench.h"
 #include "nanscope/scenario.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -177,16 +179,20 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
             o.config.bnEps = parseNumber(a, value());
         } else if (a == "--json") {
             o.json = true;
+        } else if (parseModelFlag(a, value, o.config)) {
         } else {
             throw std::invalid_argument("run: unknown argument '" + a + "'");
         }
     }
-    if (!haveScenario)
-        throw std::invalid_argument("run needs --scenario ID (see `nanscope scenarios`)");
-    const ScenarioInfo *info = findScenario(o.config.scenario);
-    if (!info)
+    const bool model = !o.config.modelPath.empty();
+    if (haveScenario == model)
+        throw std::invalid_argument("run needs --scenario ID (see `nanscope scenarios`) or --model FILE.pt, not both");
+    if (!model && !o.config.savePath.empty())
+        throw std::invalid_argument("--save writes a TorchScript model: it needs --model FILE.pt");
+    const ScenarioInfo *info = model ? nullptr : findScenario(o.config.scenario);
+    if (!model && !info)
         throw std::invalid_argument("unknown scenario '" + o.config.scenario + "' (see `nanscope scenarios`)");
-    Controls c = info->defaults;
+    Controls c = info ? info->defaults : Controls{};
     if (lr)
         c.learningRate = *lr;
     if (clip)
@@ -206,15 +212,22 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
     return o;
 }
 
-bool isSubcommand(const std::string &arg) { return arg == "scenarios" || arg == "run" || arg == "bench"; }
+bool isSubcommand(const std::string &arg)
+{
+    return arg == "scenarios" || arg == "run" || arg == "bench" || arg == "inspect";
+}
 
 int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     try {
         if (args.empty() || !isSubcommand(args[0]))
-            throw std::invalid_argument("expected a sub-command: scenarios, run or bench");
+            throw std::invalid_argument("expected a sub-command: scenarios, run, inspect or bench");
         if (args[0] == "scenarios")
             return listScenarios(out);
+        if (args[0] == "inspect")
+            return inspectCommand(args, out, err);
+        if (std::find(args.begin(), args.end(), "--model") != args.end() && args[0] == "bench")
+            return benchModelCommand(args, out, err);
         if (args[0] == "run")
             return runCommand(args, out, err);
         return benchCommand(args, out, err);

@@ -74,13 +74,13 @@ void RunPrinter::runStarted(int, const std::vector<Layer> &layers, const RunConf
 {
     std::lock_guard<std::mutex> lock(mutex_);
     layers_ = layers;
-    const ScenarioInfo *info = findScenario(config.scenario);
-    const Controls controls = config.controls.value_or(info->defaults);
+    const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
+    const Controls controls = config.controls.value_or(info ? info->defaults : Controls{});
     scaling_ = usesLossScaling(controls);
-    const int steps = config.steps > 0 ? config.steps : info->defaultSteps;
+    const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
     every_ = std::max(1, steps / 20);
     if (!json_)
-        out_ << "scenario " << config.scenario << ", " << layers.size() << " layers, " << steps << " steps, seed "
+        out_ << (info ? "scenario " + config.scenario : "model " + config.modelPath) << ", " << layers.size() << " layers, " << steps << " steps, seed "
              << config.seed << ", device " << config.device << ", "
              << precisionLabel(controls.precision, config.device) << '\n';
 }

@@ -1,5 +1,6 @@
 #include "nanscope/bench.h"
 
+#include "model_setup.h"
 #include "trainer.h"
 
 #include <torch/torch.h>
@@ -16,33 +17,35 @@ ScenarioSetup benchSetup(const std::string &model)
     namespace nn = torch::nn;
     torch::manual_seed(7);
     ScenarioSetup s;
+    std::unique_ptr<ObservedSequential> m;
     if (model == "mlp") {
-        s.model = stableModel();
+        m = stableModel();
         s.data = randomClassification(512, 100, 10);
         s.optimizer = OptimizerKind::AdamW;
     } else if (model == "cnn") {
-        s.model = std::make_unique<ObservedSequential>("SmallCNN");
-        s.model->add("conv1", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1))));
-        s.model->add("relu1", nn::AnyModule(nn::ReLU()));
-        s.model->add("pool1", nn::AnyModule(nn::MaxPool2d(2)));
-        s.model->add("conv2", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1))));
-        s.model->add("relu2", nn::AnyModule(nn::ReLU()));
-        s.model->add("pool2", nn::AnyModule(nn::MaxPool2d(2)));
-        s.model->add("flatten", nn::AnyModule(nn::Flatten()));
-        s.model->add("fc", nn::AnyModule(nn::Linear(32 * 8 * 8, 10)));
-        s.model->finalize();
+        m = std::make_unique<ObservedSequential>("SmallCNN");
+        m->add("conv1", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1))));
+        m->add("relu1", nn::AnyModule(nn::ReLU()));
+        m->add("pool1", nn::AnyModule(nn::MaxPool2d(2)));
+        m->add("conv2", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1))));
+        m->add("relu2", nn::AnyModule(nn::ReLU()));
+        m->add("pool2", nn::AnyModule(nn::MaxPool2d(2)));
+        m->add("flatten", nn::AnyModule(nn::Flatten()));
+        m->add("fc", nn::AnyModule(nn::Linear(32 * 8 * 8, 10)));
+        m->finalize();
         s.data = {torch::randn({512, 3, 32, 32}), torch::randint(10, {512}, torch::kLong)};
         s.optimizer = OptimizerKind::AdamW;
     } else {
-        s.model = std::make_unique<ObservedSequential>("DeepMLP");
+        m = std::make_unique<ObservedSequential>("DeepMLP");
         for (int i = 0; i < 30; ++i) {
-            s.model->add("fc" + std::to_string(i + 1), nn::AnyModule(nn::Linear(i == 0 ? 100 : 64, 64)));
-            s.model->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
+            m->add("fc" + std::to_string(i + 1), nn::AnyModule(nn::Linear(i == 0 ? 100 : 64, 64)));
+            m->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
         }
-        s.model->add("head", nn::AnyModule(nn::Linear(64, 10)));
-        s.model->finalize();
+        m->add("head", nn::AnyModule(nn::Linear(64, 10)));
+        m->finalize();
         s.data = randomClassification(512, 100, 10);
     }
+    s.model = std::move(m);
     return s;
 }
 
@@ -52,6 +55,37 @@ double median(std::vector<double> v)
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// Interleaved rounds of the three probe modes on one trainer; medians.
+BenchResult measure(Trainer &trainer, const std::string &model, int batch, int rounds, int warmup,
+                    const std::string &device)
+{
+    const ProbeMode modes[3] = {ProbeMode::Off, ProbeMode::FullMap, ProbeMode::OpLevelEveryStep};
+    std::vector<double> times[3];
+    for (int r = 0; r < rounds + warmup; ++r) {
+        for (int m = 0; m < 3; ++m) {  // interleaved: noise hits every variant alike
+            trainer.setProbeMode(modes[m]);
+            std::vector<Event> events;
+            std::string stop;
+            const auto t0 = std::chrono::steady_clock::now();
+            auto rec = trainer.computeStep();
+            trainer.applyStep(*rec, events, stop);
+            if (device == "cuda")
+                torch::cuda::synchronize();  // the probe-off step has no host read of its own
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            if (r >= warmup)
+                times[m].push_back(ms);
+        }
+    }
+    BenchResult b;
+    b.model = model;
+    b.batch = batch;
+    b.rounds = rounds;
+    b.probeOffMs = median(times[0]);
+    b.fullMapMs = median(times[1]);
+    b.opLevelMs = median(times[2]);
+    return b;
+}
+
 }  // namespace
 
 std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
@@ -59,7 +93,6 @@ std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(cons
 {
     torch::set_num_threads(1);
     std::vector<BenchResult> results;
-    const ProbeMode modes[3] = {ProbeMode::Off, ProbeMode::FullMap, ProbeMode::OpLevelEveryStep};
     for (const std::string model : {"mlp", "cnn", "deep"}) {
         if (progress)
             progress("benchmarking " + model);
@@ -72,33 +105,25 @@ std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(cons
         controls.precision = precision;
         config.controls = controls;
         Trainer trainer(benchSetup(model), config);
-        std::vector<double> times[3];
-        const int warmup = 5;
-        for (int r = 0; r < rounds + warmup; ++r) {
-            for (int m = 0; m < 3; ++m) {  // interleaved: noise hits every variant alike
-                trainer.setProbeMode(modes[m]);
-                std::vector<Event> events;
-                std::string stop;
-                const auto t0 = std::chrono::steady_clock::now();
-                auto rec = trainer.computeStep();
-                trainer.applyStep(*rec, events, stop);
-                if (device == "cuda")
-                    torch::cuda::synchronize();  // the probe-off step has no host read of its own
-                const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-                if (r >= warmup)
-                    times[m].push_back(ms);
-            }
-        }
-        BenchResult b;
-        b.model = model;
-        b.batch = 32;
-        b.rounds = rounds;
-        b.probeOffMs = median(times[0]);
-        b.fullMapMs = median(times[1]);
-        b.opLevelMs = median(times[2]);
-        results.push_back(b);
+        results.push_back(measure(trainer, model, 32, rounds, 5, device));
     }
     return results;
+}
+
+BenchResult benchModel(const RunConfig &modelConfig, int rounds)
+{
+    torch::set_num_threads(1);
+    RunConfig config = modelConfig;
+    config.opLevelOrigin = false;
+    config.snapshotEvery = 1 << 30;
+    ScenarioSetup setup = buildModelSetup(config);
+    const double loadMs = setup.loadMillis, instrumentMs = setup.instrumentMillis;
+    const int batch = setup.batchSize;
+    Trainer trainer(std::move(setup), config);
+    BenchResult b = measure(trainer, config.modelPath, batch, rounds, 2, config.device);
+    b.loadMs = loadMs;
+    b.instrumentMs = instrumentMs;
+    return b;
 }
 
 }  // namespace nanscope

@@ -5,17 +5,32 @@
 
 namespace nanscope {
 
-void HealthCollector::record(TensorHealth *slot, const at::Tensor &t)
+HealthCollector::Measured HealthCollector::record(TensorHealth *slot, const at::Tensor &t)
 {
+    Measured m;
     if (!t.defined())
-        return;
+        return m;
+    m.valid = true;
     if (t.is_cpu()) {
-        slot->merge(computeHealth(t));
-        return;
+        m.host = computeHealth(t);
+        slot->merge(m.host);
+        return m;
     }
     // The forward pass may run under autocast: the statistics are NaNScope's, not the model's.
     c10::impl::ExcludeDispatchKeyGuard noAutocast(c10::autocast_dispatch_keyset);
-    pending_.push_back({slot, healthStatsOnDevice(t)});
+    m.stats = healthStatsOnDevice(t);
+    pending_.push_back({slot, m.stats});
+    return m;
+}
+
+void HealthCollector::recordAgain(TensorHealth *slot, const Measured &m)
+{
+    if (!m.valid)
+        return;
+    if (m.stats.defined())
+        pending_.push_back({slot, m.stats});
+    else
+        slot->merge(m.host);
 }
 
 void HealthCollector::recordMerged(TensorHealth *slot, const std::vector<at::Tensor> &tensors)

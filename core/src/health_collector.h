@@ -10,8 +10,16 @@ namespace nanscope {
 
 class HealthCollector {
 public:
+    // What one record() measured: it can be added to more slots without a second scan (a
+    // module's output that is also its container's output).
+    struct Measured {
+        TensorHealth host;
+        at::Tensor stats;  // on a device
+        bool valid = false;
+    };
     // `slot` must stay valid until resolve().
-    void record(TensorHealth *slot, const at::Tensor &t);
+    Measured record(TensorHealth *slot, const at::Tensor &t);
+    void recordAgain(TensorHealth *slot, const Measured &m);
     // Adds several tensors (a layer's parameters) into one slot.
     void recordMerged(TensorHealth *slot, const std::vector<at::Tensor> &tensors);
     void resolve();

@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ public:
     // 65504 become Inf as they would on a GPU. Returns false when the model cannot (then it runs
     // unrounded).
     virtual bool setHalfEmulation(bool on) { return !on; }
+    // "file:line" in the user's source of `op` (a backward node when `inBackward`) in `layer`,
+    // when the model carries source locations; empty otherwise.
+    virtual std::string sourceOf(const std::string & /*op*/, bool /*inBackward*/, int /*layer*/) const { return {}; }
+    // Writes the model (with its current weights) where PyTorch can load it again.
+    virtual void save(const std::string &path) const
+    {
+        throw std::runtime_error("this model cannot be saved to '" + path + "'");
+    }
 };
 
 }  // namespace nanscope

@@ -3,6 +3,9 @@
 #include "model_adapter.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+
+#include <functional>
 
 namespace nanscope {
 
@@ -15,10 +18,106 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     backwardOrder_.clear();
     inputSources_.clear();
     recentOutputs_.clear();
+    forgetLast();
     inputScratch_.assign(model.layers().size(), TensorHealth{});
 }
 
+struct Probe::GradTargets {
+    std::vector<std::pair<TensorHealth *, int>> slots;  // (slot, layer)
+};
+
+namespace {
+
+class GradientPreHook final : public torch::autograd::FunctionPreHook {
+public:
+    GradientPreHook(std::function<void(const at::Tensor &)> onGrad, std::uint32_t index)
+        : onGrad_(std::move(onGrad)), index_(index) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override
+    {
+        if (index_ < grads.size() && grads[index_].defined())
+            onGrad_(grads[index_]);
+        return grads;
+    }
+
+private:
+    std::function<void(const at::Tensor &)> onGrad_;
+    std::uint32_t index_;
+};
+
+}  // namespace
+
+void Probe::hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
+                         int layer)
+{
+    if (lastHookTargets_ && lastHookNode_ == node && lastHookIndex_ == index) {
+        lastHookTargets_->slots.emplace_back(slot, layer);  // one scan feeds both
+        return;
+    }
+    auto targets = std::make_shared<GradTargets>();
+    targets->slots.emplace_back(slot, layer);
+    node->add_pre_hook(std::make_unique<GradientPreHook>(
+        [this, targets](const at::Tensor &grad) {
+            HealthCollector::Measured m;
+            for (std::size_t i = 0; i < targets->slots.size(); ++i) {
+                if (i == 0)
+                    m = collector_.record(targets->slots[i].first, grad);
+                else
+                    collector_.recordAgain(targets->slots[i].first, m);
+                backwardOrder_.push_back(targets->slots[i].second);
+            }
+        },
+        index));
+    lastHookNode_ = node;
+    lastHookIndex_ = index;
+    lastHookTargets_ = targets;
+}
+
+void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    recordForward(layer, input, output);
+    if (!output.requires_grad())
+        return;
+    TensorHealth *slot = &record_->layers[layer].grad;
+    // A view rewritten in place later (linear's [B,T,F] output is a view of its addmm result)
+    // gets a regenerated grad_fn, and the node it had when observed never runs. Its base's node
+    // does, with the gradient of the base before the in-place op: read the view's part of it.
+    const at::Tensor base = output.is_view() ? at::Tensor(output._base()) : at::Tensor();
+    if (base.defined() && base.grad_fn()) {
+        const std::vector<std::int64_t> sizes = output.sizes().vec(), strides = output.strides().vec();
+        const std::vector<std::int64_t> baseSizes = base.sizes().vec(), baseStrides = base.strides().vec();
+        const std::int64_t offset = output.storage_offset() - base.storage_offset();
+        lastHookTargets_.reset();
+        base.grad_fn()->add_pre_hook(std::make_unique<GradientPreHook>(
+            [=](const at::Tensor &grad) {
+                at::Tensor laidOut = grad;
+                if (grad.strides().vec() != baseStrides) {
+                    laidOut = at::empty_strided(baseSizes, baseStrides, grad.options());
+                    laidOut.copy_(grad);
+                }
+                collector_.record(slot, laidOut.as_strided(sizes, strides, laidOut.storage_offset() + offset));
+                backwardOrder_.push_back(layer);
+            },
+            base.output_nr()));
+        return;
+    }
+    if (const auto node = output.grad_fn())
+        hookGradient(node, output.output_nr(), slot, layer);
+}
+
 void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    recordForward(layer, input, output);
+    LayerHealth &lh = record_->layers[layer];
+    if (output.requires_grad()) {
+        TensorHealth *slot = &lh.grad;
+        output.register_hook([this, slot, layer](const at::Tensor &grad) {
+            collector_.record(slot, grad);
+            backwardOrder_.push_back(layer);
+        });
+    }
+}
+
+void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output)
 {
     LayerHealth &lh = record_->layers[layer];
     forwardOrder_.push_back(layer);
@@ -34,18 +133,29 @@ void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output
             collector_.record(&inputScratch_[layer], input.detach());
         inputSources_.push_back(source);
     }
-    collector_.record(&lh.forward, output.detach());
-    recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
-    if (output.requires_grad()) {
-        TensorHealth *slot = &lh.grad;
-        output.register_hook([this, slot, layer](const at::Tensor &grad) {
-            collector_.record(slot, grad);
-            backwardOrder_.push_back(layer);
-        });
+    if (lastOutput_.defined() && lastOutput_.is_same(output) && lastOutputVersion_ == output._version()) {
+        collector_.recordAgain(&lh.forward, lastMeasured_);
+    } else {
+        lastMeasured_ = collector_.record(&lh.forward, output.detach());
+        lastOutput_ = output;
+        lastOutputVersion_ = output._version();
     }
+    recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
 }
 
-void Probe::observeLoss(const at::Tensor &loss) { collector_.record(&record_->lossHealth, loss.detach()); }
+void Probe::forgetLast()
+{
+    lastOutput_ = at::Tensor();
+    lastMeasured_ = {};
+    lastHookNode_.reset();
+    lastHookTargets_.reset();
+}
+
+void Probe::observeLoss(const at::Tensor &loss)
+{
+    forgetLast();  // the forward pass is over: hold nothing of it
+    collector_.record(&record_->lossHealth, loss.detach());
+}
 
 void Probe::observeParameters(const ModelAdapter &model)
 {
@@ -70,6 +180,7 @@ void Probe::finishStep()
         record_->layers[src.layer].inputFinite = in.nonFinite() == 0;
     }
     recentOutputs_.clear();
+    forgetLast();
 }
 
 }  // namespace nanscope

@@ -4,7 +4,13 @@
 #include "health_collector.h"
 #include "nanscope/records.h"
 
+#include <cstdint>
+#include <memory>
 #include <vector>
+
+namespace torch::autograd {
+struct Node;
+}
 
 namespace nanscope {
 
@@ -16,6 +22,11 @@ public:
     void beginStep(const ModelAdapter &model, StepRecord *record);
     // Forward: the layer saw `input` and produced `output`; a gradient hook is attached to it.
     void observe(int layer, const at::Tensor &input, const at::Tensor &output);
+    // As observe(), but the gradient is read by a pre-hook on the autograd node that produced
+    // `output` (at its output_nr): it sees the gradient of the value as observed, even when an
+    // in-place op (relu_, add_) rewrites the tensor afterwards, where a tensor hook would follow
+    // the tensor to its newest version or be dropped. For graphs with in-place ops (TorchScript).
+    void observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output);
     void observeLoss(const at::Tensor &loss);
     // Before forward: the parameters the forward pass will use.
     void observeParameters(const ModelAdapter &model);
@@ -28,6 +39,12 @@ public:
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }
 
 private:
+    void recordForward(int layer, const at::Tensor &input, const at::Tensor &output);
+    struct GradTargets;
+    void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
+                      int layer);
+    void forgetLast();
+
     StepRecord *record_ = nullptr;
     HealthCollector collector_;
     std::vector<int> forwardOrder_;
@@ -42,6 +59,16 @@ private:
     // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
     // tensor that lives there now (a layer's input is alive while it is observed).
     std::vector<std::pair<const void *, int>> recentOutputs_;
+    // The last observed output, held until the next observation so that its address cannot be
+    // reused: observing the same tensor, unchanged, again (a container whose output is its last
+    // child's) reuses the scan.
+    at::Tensor lastOutput_;
+    std::int64_t lastOutputVersion_ = 0;
+    HealthCollector::Measured lastMeasured_;
+    // The last gradient pre-hook: the same node and output again adds a slot to it.
+    std::shared_ptr<torch::autograd::Node> lastHookNode_;
+    std::uint32_t lastHookIndex_ = 0;
+    std::shared_ptr<GradTargets> lastHookTargets_;
 };
 
 }  // namespace nanscope

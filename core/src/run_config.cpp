@@ -6,14 +6,15 @@ namespace nanscope {
 
 std::string invalidRunConfigReason(const RunConfig &config)
 {
-    const ScenarioInfo *info = findScenario(config.scenario);
-    if (!info)
+    // A user's model file replaces the scenario; its own checks come when it is loaded.
+    const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
+    if (!info && config.modelPath.empty())
         return "unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)";
     if (config.device != "cpu" && config.device != "cuda")
         return "unknown device '" + config.device + "' (cpu or cuda)";
     if (config.steps < 0)
         return "the number of steps must be positive";
-    return config.controls.value_or(info->defaults).lossScaling.invalidReason();
+    return config.controls.value_or(info ? info->defaults : Controls{}).lossScaling.invalidReason();
 }
 
 }  // namespace nanscope

@@ -1,6 +1,7 @@
 #pragma once
 // Building a scenario's model, data, loss and optimizer choice (internal to the core).
 #include "nanscope/session.h"
+#include "model_adapter.h"
 #include "observed_sequential.h"
 
 #include <ATen/core/Tensor.h>
@@ -19,11 +20,13 @@ struct Dataset {
 };
 
 struct ScenarioSetup {
-    std::unique_ptr<ObservedSequential> model;
+    std::unique_ptr<ModelAdapter> model;
     Dataset data;
     LossKind loss = LossKind::CrossEntropy;
     OptimizerKind optimizer = OptimizerKind::Sgd;
     int batchSize = 32;
+    double loadMillis = 0;        // a model file: reading it
+    double instrumentMillis = 0;  // and instrumenting its graph
 };
 
 // Throws std::invalid_argument for an unknown id or impossible options.

@@ -2,6 +2,7 @@
 // which LibTorch really computes the failure; nothing here scripts a result.
 #include "scenario_setup.h"
 
+#include "model_setup.h"
 #include "nanscope/scenario.h"
 
 #include <torch/torch.h>
@@ -89,51 +90,54 @@ const ScenarioInfo *findScenario(const std::string &id)
 ScenarioSetup buildScenario(const RunConfig &config)
 {
     namespace nn = torch::nn;
+    if (!config.modelPath.empty())
+        return buildModelSetup(config);
     if (!findScenario(config.scenario))
         throw std::invalid_argument("unknown scenario '" + config.scenario + "' (see `nanscope scenarios`)");
     torch::manual_seed(config.seed);
     ScenarioSetup s;
+    std::unique_ptr<ObservedSequential> m;
     const std::string &id = config.scenario;
 
     if (id == "large-lr-ce") {
-        s.model = std::make_unique<ObservedSequential>("Linear");
-        s.model->add("fc", nn::AnyModule(nn::Linear(100, 10)));
+        m = std::make_unique<ObservedSequential>("Linear");
+        m->add("fc", nn::AnyModule(nn::Linear(100, 10)));
         s.data = randomClassification(500, 100, 10);
     } else if (id == "large-lr-mse") {
-        s.model = std::make_unique<ObservedSequential>("MLP");
-        s.model->add("fc1", nn::AnyModule(nn::Linear(100, 32)));
-        s.model->add("relu", nn::AnyModule(nn::ReLU()));
-        s.model->add("fc2", nn::AnyModule(nn::Linear(32, 1)));
+        m = std::make_unique<ObservedSequential>("MLP");
+        m->add("fc1", nn::AnyModule(nn::Linear(100, 32)));
+        m->add("relu", nn::AnyModule(nn::ReLU()));
+        m->add("fc2", nn::AnyModule(nn::Linear(32, 1)));
         const at::Tensor x = torch::randn({500, 100});
         const at::Tensor w = torch::randn({100, 1}) * 0.1;
         s.data = {x, x.matmul(w) + 0.1 * torch::randn({500, 1})};
         s.loss = LossKind::Mse;
     } else if (id == "nan-input" || id == "safe-training") {
-        s.model = stableModel();
+        m = stableModel();
         s.data = randomClassification(500, 100, 10);
         s.data.x[10][5] = NAN;
         s.data.x[50][20] = INFINITY;
         s.optimizer = OptimizerKind::AdamW;
     } else if (id == "log-zero") {
-        s.model = std::make_unique<ObservedSequential>("SoftmaxClassifier");
+        m = std::make_unique<ObservedSequential>("SoftmaxClassifier");
         nn::Linear fc(100, 10);
         {
             torch::NoGradGuard noGrad;
             fc->weight.normal_(0.0, 20.0);  // logits ~ N(0, 200): gaps far past exp's range
         }
-        s.model->add("fc", nn::AnyModule(fc));
-        s.model->add("softmax", nn::AnyModule(nn::Softmax(1)));
+        m->add("fc", nn::AnyModule(fc));
+        m->add("softmax", nn::AnyModule(nn::Softmax(1)));
         s.data = randomClassification(500, 100, 10);
         s.loss = LossKind::NegLogOfProbabilities;
     } else if (id == "bn-constant") {
         const double eps = config.bnEps.value_or(0.0);
         if (eps < 0)
             throw std::invalid_argument("BatchNorm eps must be >= 0");
-        s.model = std::make_unique<ObservedSequential>("BNClassifier");
+        m = std::make_unique<ObservedSequential>("BNClassifier");
         // momentum=None: running statistics are the plain average over the calibration batches.
         nn::BatchNorm1d bn(nn::BatchNormOptions(100).eps(eps).momentum(c10::nullopt));
-        s.model->add("bn", nn::AnyModule(bn));
-        s.model->add("fc", nn::AnyModule(nn::Linear(100, 10)));
+        m->add("bn", nn::AnyModule(bn));
+        m->add("fc", nn::AnyModule(nn::Linear(100, 10)));
         s.data = randomClassification(500, 100, 10);
         s.data.x.select(1, 0).fill_(3.0);  // a feature that never varies (a stuck sensor, say)
         // Calibrate the statistics in training mode (a batch of one fails here, as in LibTorch),
@@ -143,13 +147,13 @@ ScenarioSetup buildScenario(const RunConfig &config)
         bn->train();
         for (int64_t i = 0; i + batch <= s.data.x.size(0); i += batch)
             bn->forward(s.data.x.slice(0, i, i + batch));
-        s.model->freeze("bn");
+        m->freeze("bn");
     } else if (id == "sqrt-backward") {
-        s.model = std::make_unique<ObservedSequential>("NormRegressor");
-        s.model->add("fc", nn::AnyModule(nn::Linear(nn::LinearOptions(100, 16).bias(false))));
-        s.model->add("relu", nn::AnyModule(nn::ReLU()));
-        s.model->add("norm", nn::AnyModule(RowL2Norm()));
-        s.model->add("head", nn::AnyModule(nn::Linear(1, 1)));
+        m = std::make_unique<ObservedSequential>("NormRegressor");
+        m->add("fc", nn::AnyModule(nn::Linear(nn::LinearOptions(100, 16).bias(false))));
+        m->add("relu", nn::AnyModule(nn::ReLU()));
+        m->add("norm", nn::AnyModule(RowL2Norm()));
+        m->add("head", nn::AnyModule(nn::Linear(1, 1)));
         at::Tensor x = torch::randn({500, 100});
         x.slice(0, 0, 500, 8).zero_();  // zero-padded samples: every 8th row is all zeros
         s.data = {x, torch::randn({500, 1})};
@@ -157,33 +161,34 @@ ScenarioSetup buildScenario(const RunConfig &config)
     } else if (id == "fp16-overflow") {
         // A price regression whose targets were left in dollars (about 1e5): the MLP's output has
         // to grow past fp16's largest value, 65504, to fit them.
-        s.model = std::make_unique<ObservedSequential>("PriceMLP");
-        s.model->add("fc1", nn::AnyModule(nn::Linear(16, 64)));
-        s.model->add("relu1", nn::AnyModule(nn::ReLU()));
-        s.model->add("fc2", nn::AnyModule(nn::Linear(64, 64)));
-        s.model->add("relu2", nn::AnyModule(nn::ReLU()));
-        s.model->add("head", nn::AnyModule(nn::Linear(64, 1)));
+        m = std::make_unique<ObservedSequential>("PriceMLP");
+        m->add("fc1", nn::AnyModule(nn::Linear(16, 64)));
+        m->add("relu1", nn::AnyModule(nn::ReLU()));
+        m->add("fc2", nn::AnyModule(nn::Linear(64, 64)));
+        m->add("relu2", nn::AnyModule(nn::ReLU()));
+        m->add("head", nn::AnyModule(nn::Linear(64, 1)));
         const at::Tensor x = torch::randn({500, 16});
         const at::Tensor w = torch::randn({16, 1}) / 4.0;
         s.data = {x, 1e5 + 3e4 * x.matmul(w)};
         s.loss = LossKind::Mse;
         s.optimizer = OptimizerKind::AdamW;
     } else if (id == "exploding-deep") {
-        s.model = std::make_unique<ObservedSequential>("DeepMLP");
+        m = std::make_unique<ObservedSequential>("DeepMLP");
         for (int i = 0; i < 30; ++i) {
             nn::Linear fc(i == 0 ? 100 : 64, 64);
             {
                 torch::NoGradGuard noGrad;
                 fc->weight.normal_(0.0, 4.0);  // ~20x the He init: each layer multiplies by ~20
             }
-            s.model->add("fc" + std::to_string(i + 1), nn::AnyModule(fc));
-            s.model->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
+            m->add("fc" + std::to_string(i + 1), nn::AnyModule(fc));
+            m->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
         }
-        s.model->add("head", nn::AnyModule(nn::Linear(64, 10)));
+        m->add("head", nn::AnyModule(nn::Linear(64, 10)));
         s.data = randomClassification(500, 100, 10);
     }
-    if (s.model->layers().empty())
-        s.model->finalize();
+    if (m->layers().empty())
+        m->finalize();
+    s.model = std::move(m);
     if (config.batchSize > 0)
         s.batchSize = config.batchSize;
     return s;
@@ -194,6 +199,8 @@ at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor
     namespace F = torch::nn::functional;
     switch (kind) {
     case LossKind::CrossEntropy:
+        if (output.dim() > 2)  // [batch, ..., classes]: classes along the last dimension
+            return F::cross_entropy(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
         return F::cross_entropy(output, target);
     case LossKind::Mse:
         return F::mse_loss(output, target);

@@ -113,17 +113,17 @@ struct Session::Impl {
 void Session::Impl::run(RunConfig config, int id)
 {
     RunSummary summary;
-    summary.scenario = config.scenario;
+    summary.scenario = config.modelPath.empty() ? config.scenario : config.modelPath;
     std::vector<int> perLayer;
     double activeMillis = 0;
     try {
         torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
-        const ScenarioInfo *info = findScenario(config.scenario);
+        const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
         Trainer trainer(buildScenario(config), config);
         perLayer.assign(trainer.layers().size(), 0);
         notify([&](SessionObserver &o) { o.runStarted(id, trainer.layers(), config); });
         raise({EventKind::Info, 0, -1,
-               "run " + std::to_string(id) + ": " + config.scenario + " on " + config.device + ", " +
+               "run " + std::to_string(id) + ": " + summary.scenario + " on " + config.device + ", " +
                    trainer.precisionLabel()});
         const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
         setState(paused ? SessionState::Paused : SessionState::Running);
@@ -236,6 +236,10 @@ void Session::Impl::run(RunConfig config, int id)
                 break;
             }
         }
+        if (!config.savePath.empty()) {
+            trainer.model().save(config.savePath);
+            raise({EventKind::Info, trainer.step(), -1, "saved the model to " + config.savePath});
+        }
         summary.quarantinedSamples.assign(trainer.quarantined().begin(), trainer.quarantined().end());
         summary.finalLearningRate = trainer.learningRate();
         summary.finalStateFinite = trainer.stateFinite();
@@ -284,7 +288,7 @@ bool Session::start(const RunConfig &config, std::string *error)
             *error = invalid;
         return false;
     }
-    const ScenarioInfo *info = findScenario(config.scenario);
+    const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
     d->stopWorker();
     std::lock_guard<std::mutex> lock(d->mutex);
     d->stopRequested = false;
@@ -292,7 +296,7 @@ bool Session::start(const RunConfig &config, std::string *error)
     d->stepBudget = 0;
     d->rollbackRequested = false;
     d->decision.reset();
-    d->controls = config.controls.value_or(info->defaults);
+    d->controls = config.controls.value_or(info ? info->defaults : Controls{});
     d->running = true;
     const int id = ++d->runId;
     d->worker = std::thread([this, config, id] { d->run(config, id); });

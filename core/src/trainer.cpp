@@ -85,7 +85,7 @@ Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
     : config_(config), model_(std::move(setup.model)), data_(std::move(setup.data)), loss_(setup.loss),
       batchSize_(setup.batchSize), shuffler_(config.seed), snapshots_(std::size_t(std::max(1, config.snapshotRing)))
 {
-    const ScenarioInfo *info = findScenario(config.scenario);
+    const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
     controls_ = config.controls.value_or(info ? info->defaults : Controls{});
     lr_ = controls_.learningRate;
     if (config.device != "cpu") {
@@ -272,8 +272,10 @@ void Trainer::nameOpOfOrigin(const Batch &b, StepRecord &record)
         runForwardBackward(b, nullptr, &scratch);
         traced = tracer.result();
     }
-    if (traced.found)
+    if (traced.found) {
         record.origin.op = traced.inBackward ? traced.op + " (" + traced.innerOp + ")" : traced.op;
+        record.origin.source = model_->sourceOf(traced.op, traced.inBackward, record.origin.layer);
+    }
 }
 
 void Trainer::discardStep(StepRecord &record, bool retry)

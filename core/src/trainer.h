@@ -73,7 +73,7 @@ private:
     bool scalerSkipped(StepRecord &record, std::vector<Event> &events, bool paramsFinite);
 
     RunConfig config_;
-    std::unique_ptr<ObservedSequential> model_;
+    std::unique_ptr<ModelAdapter> model_;
     Dataset data_;
     LossKind loss_;
     int batchSize_;

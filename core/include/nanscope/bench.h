@@ -1,6 +1,7 @@
 #pragma once
 // Side-by-side step-time measurements of the probe's tiers (`nanscope bench`).
 #include "nanscope/controls.h"
+#include "nanscope/session.h"
 
 #include <functional>
 #include <string>
@@ -15,6 +16,8 @@ struct BenchResult {
     double probeOffMs = 0;  // medians
     double fullMapMs = 0;
     double opLevelMs = 0;
+    double loadMs = 0;        // a model file: torch::jit::load
+    double instrumentMs = 0;  // and instrumenting its graph
     double fullMapRatio() const { return fullMapMs / probeOffMs; }
     double opLevelRatio() const { return opLevelMs / probeOffMs; }
 };
@@ -23,5 +26,8 @@ struct BenchResult {
 // `device` "cpu" or "cuda" (each step then ends with a device synchronisation), in `precision`.
 std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
                                        const std::string &device = "cpu", Precision precision = Precision::FP32);
+
+// The same for a user's TorchScript file (config.modelPath and its data fields).
+BenchResult benchModel(const RunConfig &config, int rounds);
 
 }  // namespace nanscope

@@ -26,6 +26,14 @@ struct RunConfig {
     int snapshotEvery = 10;         // steps between snapshots of a checked-finite state
     int snapshotRing = 4;           // snapshots kept in memory
     bool opLevelOrigin = true;      // re-run the first non-finite step with op-level checks
+
+    // A user's TorchScript file instead of a scenario (empty: the scenario runs).
+    std::string modelPath;
+    std::vector<std::int64_t> inputShape;  // synthetic inputs {8, 3, 64, 64}: the first is the batch
+    std::string inputsPath;   // or inputs from a file (Python torch.save or C++ torch::save)
+    std::string targetsPath;  // optional: inferred from the output's shape when empty
+    std::string loss = "cross-entropy";  // or "mse"
+    std::string savePath;     // where the trained model is written at the end of the run
 };
 
 // Empty when `config` can start a run, else a one-line reason (unknown scenario or device,

@@ -1,0 +1,34 @@
+#include "observe_op.h"
+
+#include "probe.h"
+
+#include <torch/library.h>
+
+namespace nanscope {
+
+namespace {
+
+thread_local Probe *t_probe = nullptr;
+
+at::Tensor observeKernel(const at::Tensor &x, const c10::optional<at::Tensor> &input, int64_t layer)
+{
+    if (Probe *probe = t_probe)
+        probe->observeAtProducer(int(layer), input ? *input : at::Tensor(), x);
+    return x;  // the same tensor: autograd and aliasing see no op at all
+}
+
+}  // namespace
+
+// In this translation unit so that linking ObserveScope (from a static library) keeps it.
+TORCH_LIBRARY(nanscope, m)
+{
+    m.def("observe(Tensor(a) x, Tensor? input, int layer) -> Tensor(a)", &observeKernel);
+}
+
+ObserveScope::ObserveScope(Probe *probe) : previous_(t_probe) { t_probe = probe; }
+
+ObserveScope::~ObserveScope() { t_probe = previous_; }
+
+c10::Symbol observeSymbol() { return c10::Symbol::fromQualString("nanscope::observe"); }
+
+}  // namespace nanscope

@@ -1,0 +1,27 @@
+#pragma once
+// `nanscope::observe(Tensor(a) x, Tensor? input, int layer) -> Tensor(a)`: the identity op an
+// instrumented TorchScript graph calls on each module's output. It hands the output (and the
+// module's input) to the probe routed to the calling thread, which scans it and attaches the
+// gradient hook. A plain op registered with TORCH_LIBRARY: an autograd::Function would break on
+// in-place ops downstream (DESIGN.md).
+#include <ATen/core/interned_strings.h>
+
+namespace nanscope {
+
+class Probe;
+
+// While alive, observe ops run on this thread report to `probe` (null: they only pass through).
+class ObserveScope {
+public:
+    explicit ObserveScope(Probe *probe);
+    ~ObserveScope();
+    ObserveScope(const ObserveScope &) = delete;
+    ObserveScope &operator=(const ObserveScope &) = delete;
+
+private:
+    Probe *previous_;
+};
+
+c10::Symbol observeSymbol();
+
+}  // namespace nanscope
