@@ -71,8 +71,7 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     precision_->addItem(tr("fp32"), int(Precision::FP32));
     precision_->addItem(tr("fp16"), int(Precision::FP16));
     precision_->addItem(tr("bf16"), int(Precision::BF16));
-    for (int i : {1, 2})
-        disableItem(precision_, i, tr("Mixed precision with loss scaling is not part of this build yet"));
+    precision_->setItemData(1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"), Qt::ToolTipRole);
     liveForm->addRow(tr("Learning rate"), lr_);
     liveForm->addRow(clipOn_, clip_);
     liveForm->addRow(tr("Precision"), precision_);
