@@ -1,5 +1,6 @@
 // The command line: JSON output parsed back, and bad arguments refused with a message.
 #include "cli.h"
+#include "cli_runner.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,29 +15,8 @@ using namespace nanscope;
 
 namespace {
 
-struct Output {
-    int code = 0;
-    QString out, err;
-    QList<QJsonObject> objects;
-};
-
-Output run(const QStringList &args)
-{
-    std::vector<std::string> a;
-    for (const QString &s : args)
-        a.push_back(s.toStdString());
-    std::ostringstream out, err;
-    Output o;
-    o.code = cli::runSubcommand(a, out, err);
-    o.out = QString::fromStdString(out.str());
-    o.err = QString::fromStdString(err.str());
-    for (const QString &line : o.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-        const QJsonDocument d = QJsonDocument::fromJson(line.toUtf8());
-        if (d.isObject())
-            o.objects.push_back(d.object());
-    }
-    return o;
-}
+using testing::Output;
+using testing::run;
 
 }  // namespace
 
