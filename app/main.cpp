@@ -1,7 +1,11 @@
 // nanscope: the GUI by default; `scenarios`, `run` and `bench` run headless (no display needed).
 #include "cli.h"
 #include "gui_bench.h"
+#include "control_panel.h"
 #include "main_window.h"
+#include "model_opener.h"
+
+#include "nanscope/scenario.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -9,6 +13,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 namespace {
 
@@ -28,11 +33,43 @@ int runGui(int argc, char **argv)
     QCommandLineOption steps(QStringLiteral("steps"), QStringLiteral("steps to run"), QStringLiteral("N"));
     QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                   QStringLiteral("after the run, save the window to FILE.png and exit"), QStringLiteral("FILE"));
-    parser.addOptions({scenario, autostart, steps, screenshot});
+    QCommandLineOption model(QStringLiteral("model"), QStringLiteral("a TorchScript model to open instead of a scenario"),
+                             QStringLiteral("FILE.pt"));
+    QCommandLineOption inputShape(QStringLiteral("input-shape"),
+                                  QStringLiteral("the model's synthetic input shape, batch first (without it, a dialog asks)"),
+                                  QStringLiteral("8x3x64x64"));
+    QCommandLineOption loss(QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"), QStringLiteral("LOSS"),
+                            QStringLiteral("cross-entropy"));
+    parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
+    parser.addPositionalArgument(QStringLiteral("[FILE.pt]"), QStringLiteral("the same as --model FILE.pt"));
     parser.process(app);
+
+    const auto fail = [](const QString &message) {
+        std::fprintf(stderr, "nanscope: %s\n", qPrintable(message));
+        return 2;
+    };
+    if (!nanscope::findScenario(parser.value(scenario).toStdString()))
+        return fail(QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(scenario)));
+    const QString modelFile = parser.isSet(model) ? parser.value(model) : parser.positionalArguments().value(0);
+    std::optional<std::vector<std::int64_t>> shape;
+    if (parser.isSet(inputShape) && !(shape = nanscope::parseShape(parser.value(inputShape))))
+        return fail(QStringLiteral("--input-shape wants positive integers separated by x, the batch first: 8x3x64x64"));
+    if (parser.value(loss) != QLatin1String("cross-entropy") && parser.value(loss) != QLatin1String("mse"))
+        return fail(QStringLiteral("--loss is cross-entropy or mse"));
 
     nanscope::MainWindow window;
     window.selectScenario(parser.value(scenario));
+    if (!modelFile.isEmpty() && shape) {
+        const nanscope::ModelProbe probe = nanscope::probeModelFile(modelFile);
+        if (!probe.error.isEmpty())
+            return fail(probe.error);
+        nanscope::ModelInputChoice input;
+        input.shape = *shape;
+        input.loss = parser.value(loss);
+        window.controlPanel()->setModel(modelFile, input);
+    } else if (!modelFile.isEmpty()) {
+        QTimer::singleShot(0, &window, [&window, modelFile] { window.openModel(modelFile); });
+    }
     if (parser.isSet(steps))
         window.setSteps(parser.value(steps).toInt());
     window.show();

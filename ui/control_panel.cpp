@@ -1,6 +1,7 @@
 #include "control_panel.h"
 
 #include "learning_rate_edit.h"
+#include "model_opener.h"
 
 #include "nanscope/devices.h"
 #include "nanscope/scenario.h"
@@ -8,6 +9,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QSettings>
@@ -18,6 +20,9 @@
 namespace nanscope {
 
 namespace {
+
+// The scenario picker's data for the model entry: no scenario id starts with a colon.
+const QString kModelEntry = QStringLiteral(":model");
 
 void disableItem(QComboBox *box, int index, const QString &reason)
 {
@@ -109,7 +114,31 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     loadScenarioDefaults();
 }
 
-QString ControlPanel::scenario() const { return scenario_->currentData().toString(); }
+QString ControlPanel::scenario() const { return modelSelected() ? QString() : scenario_->currentData().toString(); }
+
+bool ControlPanel::modelSelected() const { return scenario_->currentData().toString() == kModelEntry; }
+
+QString ControlPanel::runName() const { return modelSelected() ? QFileInfo(modelPath_).completeBaseName() : scenario(); }
+
+void ControlPanel::setModel(const QString &path, const ModelInputChoice &input)
+{
+    modelPath_ = path;
+    modelInput_ = input;
+    int entry = scenario_->findData(kModelEntry);
+    if (entry < 0) {
+        scenario_->insertItem(0, QString(), kModelEntry);
+        scenario_->insertSeparator(1);
+        entry = 0;
+    }
+    scenario_->setItemText(entry, tr("Model: %1").arg(QFileInfo(path).fileName()));
+    scenario_->setItemData(entry, QStringLiteral("%1\n%2").arg(path, describeModelInput(input)), Qt::ToolTipRole);
+    if (scenario_->currentIndex() == entry) {  // a new file in place of the last one: same signals as a new pick
+        loadScenarioDefaults();
+        Q_EMIT scenarioChanged(scenario());
+    } else {
+        scenario_->setCurrentIndex(entry);
+    }
+}
 
 void ControlPanel::selectScenario(const QString &id)
 {
@@ -154,6 +183,11 @@ void ControlPanel::setControls(const Controls &c)
 
 void ControlPanel::loadScenarioDefaults()
 {
+    if (modelSelected()) {  // what `nanscope run --model` uses without options
+        steps_->setValue(100);
+        setControls(Controls{});
+        return;
+    }
     const ScenarioInfo *s = findScenario(scenario().toStdString());
     if (!s)
         return;
@@ -169,6 +203,13 @@ RunConfig ControlPanel::runConfig() const
     config.seed = std::uint64_t(seed_->value());
     config.device = device_->currentData().toString().toStdString();
     config.controls = controls();
+    if (modelSelected()) {
+        config.modelPath = modelPath_.toStdString();
+        config.inputShape = modelInput_.shape;
+        config.inputsPath = modelInput_.inputsPath.toStdString();
+        config.targetsPath = modelInput_.targetsPath.toStdString();
+        config.loss = modelInput_.loss.toStdString();
+    }
     return config;
 }
 
@@ -178,9 +219,12 @@ void ControlPanel::emitControls()
         Q_EMIT controlsEdited(controls());
 }
 
+// A model file is not restored: it may be gone by the next start, and its input choice is the
+// user's to make again.
 void ControlPanel::saveSettings(QSettings &settings) const
 {
-    settings.setValue(QStringLiteral("run/scenario"), scenario());
+    if (!modelSelected())
+        settings.setValue(QStringLiteral("run/scenario"), scenario());
     settings.setValue(QStringLiteral("run/device"), device_->currentData());
     settings.setValue(QStringLiteral("run/steps"), steps_->value());
     settings.setValue(QStringLiteral("run/seed"), seed_->value());

@@ -1,8 +1,10 @@
 #pragma once
-// The run's settings and live controls: scenario, device, steps, seed, learning rate, gradient
+// The run's settings and live controls: scenario or model file, device, steps, seed, learning rate, gradient
 // clipping, precision, the recovery policy's switches and pause-on-non-finite. Settings that
 // define a run (scenario, device, steps, seed) apply at Start; the live controls are emitted as
 // soon as the user changes them, and the session applies them at the next step.
+#include "input_shape_dialog.h"
+
 #include "nanscope/controls.h"
 #include "nanscope/session.h"
 
@@ -25,8 +27,15 @@ public:
 
     RunConfig runConfig() const;  // the scenario, steps, seed, device and current controls
     Controls controls() const;
-    QString scenario() const;
+    QString scenario() const;  // empty while a model file is selected
     void selectScenario(const QString &id);
+    // Adds (or replaces) the "model" entry of the scenario picker and selects it; the model is
+    // loaded at Start, where the session reports what is wrong with it.
+    void setModel(const QString &path, const ModelInputChoice &input);
+    bool modelSelected() const;
+    QString modelPath() const { return modelPath_; }
+    const ModelInputChoice &modelInput() const { return modelInput_; }
+    QString runName() const;  // the scenario id, or the model file's base name
     void setSteps(int steps);
     void setControls(const Controls &controls);
     void loadScenarioDefaults();
@@ -58,6 +67,8 @@ private:
     QCheckBox *rollback_ = nullptr;
     QSpinBox *maxRetries_ = nullptr;
     QCheckBox *pause_ = nullptr;
+    QString modelPath_;
+    ModelInputChoice modelInput_;
     bool loading_ = false;
 };
 

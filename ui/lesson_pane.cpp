@@ -27,4 +27,10 @@ bool LessonPane::showLesson(const QString &scenario)
     return true;
 }
 
+void LessonPane::showPage(const QString &markdown)
+{
+    scenario_.clear();
+    setMarkdown(markdown);
+}
+
 }  // namespace nanscope

@@ -11,6 +11,8 @@ public:
     explicit LessonPane(QWidget *parent = nullptr);
     // Shows the lesson of `scenario`; false (and a note in the pane) when there is none.
     bool showLesson(const QString &scenario);
+    // A page of its own (a user's model has no lesson): Markdown.
+    void showPage(const QString &markdown);
     QString scenario() const { return scenario_; }
 
 private:

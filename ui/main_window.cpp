@@ -4,6 +4,7 @@
 #include "event_log_model.h"
 #include "layer_tree_model.h"
 #include "lesson_pane.h"
+#include "model_opener.h"
 #include "nan_map_view.h"
 #include "origin_panel.h"
 #include "plot_panel.h"
@@ -12,18 +13,15 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
-#include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -48,7 +46,9 @@ QDockWidget *dock(QMainWindow *window, const QString &title, const QString &name
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
     setWindowTitle(QStringLiteral("NaNScope"));
+    setAcceptDrops(true);  // a .pt file dropped anywhere on the window opens it
     normalFont_ = font();
+    modelOpener_ = new ModelOpener(this);
     plots_ = new PlotPanel;
     map_ = new NanMapView;
     auto *centre = new QSplitter(Qt::Vertical);
@@ -75,7 +75,13 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(&controller_, &SessionController::sessionStateChanged, this, &MainWindow::onState);
     connect(&controller_, &SessionController::runCompleted, this, &MainWindow::onFinished);
     connect(controls_, &ControlPanel::controlsEdited, this, [this](const Controls &c) { controller_.session().setControls(c); });
-    connect(controls_, &ControlPanel::scenarioChanged, lesson_, &LessonPane::showLesson);
+    connect(controls_, &ControlPanel::scenarioChanged, this, &MainWindow::showLesson);
+    connect(modelOpener_, &ModelOpener::chosen, this, [this](const QString &path, const ModelInputChoice &input, const QString &note) {
+        modelGuessNote_ = note;
+        controls_->setModel(path, input);
+        statusBar()->showMessage(tr("Opened %1: press Start to train it").arg(path), 8000);
+    });
+    connect(modelOpener_, &ModelOpener::failed, this, [this](const QString &message) { warn(tr("Cannot open the model"), message); });
     connect(map_, &NanMapView::cellClicked, this, [this](int layer, int step) {
         selectLayer(layer);
         selectStep(step);
@@ -93,7 +99,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     setPresentationMode(settings.value(QStringLiteral("window/presentation"), false).toBool());
-    lesson_->showLesson(controls_->scenario());
+    showLesson();
     updateActions();
     updateStatus();
 }
@@ -151,67 +157,15 @@ void MainWindow::buildDocks()
     dock(this, tr("Event log"), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
 }
 
-void MainWindow::buildActions()
-{
-    auto make = [this](const QString &name, const QString &text, const QKeySequence &key, auto slot) {
-        auto *a = new QAction(text, this);
-        a->setObjectName(name);
-        a->setShortcut(key);
-        a->setToolTip(QStringLiteral("%1 (%2)").arg(QString(text).remove(QLatin1Char('&')), key.toString(QKeySequence::NativeText)));
-        connect(a, &QAction::triggered, this, slot);
-        return a;
-    };
-    Session &s = controller_.session();
-    QAction *start = make(QStringLiteral("start"), tr("&Start"), QKeySequence(Qt::Key_F5), [this] { startRun(); });
-    QAction *pause = make(QStringLiteral("pause"), tr("&Pause"), QKeySequence(Qt::Key_F6), [&s] { s.pause(); });
-    QAction *resume = make(QStringLiteral("resume"), tr("&Resume"), QKeySequence(Qt::Key_F7), [this, &s] {
-        s.resume();
-        origin_->decided();
-    });
-    QAction *step = make(QStringLiteral("step"), tr("S&tep"), QKeySequence(Qt::Key_F10), [this, &s] {
-        s.stepOnce(1);
-        origin_->decided();
-    });
-    QAction *stop = make(QStringLiteral("stop"), tr("St&op"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&s] { s.stop(); });
-    QAction *reset = make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
-    QAction *rollback = make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &s] {
-        s.requestRollback();
-        origin_->decided();
-    });
-    QToolBar *bar = addToolBar(tr("Run"));
-    bar->setObjectName(QStringLiteral("runToolBar"));
-    QMenu *run = menuBar()->addMenu(tr("&Run"));
-    for (QAction *a : {start, pause, resume, step, stop, reset, rollback}) {
-        bar->addAction(a);
-        run->addAction(a);
-    }
-
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    menuBar()->insertMenu(run->menuAction(), file);
-    file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(), [this] { exportDialog(QStringLiteral("png")); }));
-    file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(), [this] { exportDialog(QStringLiteral("pdf")); }));
-    file->addAction(make(QStringLiteral("exportCsv"), tr("Export step data as &CSV…"), QKeySequence(Qt::CTRL | Qt::Key_E),
-                         [this] { exportDialog(QStringLiteral("csv")); }));
-    file->addSeparator();
-    file->addAction(make(QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); }));
-
-    QMenu *view = menuBar()->addMenu(tr("&View"));
-    QAction *presentation = make(QStringLiteral("presentation"), tr("&Presentation mode"), QKeySequence(Qt::Key_F11),
-                                 [this](bool on) { setPresentationMode(on); });
-    presentation->setCheckable(true);
-    view->addAction(presentation);
-    QAction *log = make(QStringLiteral("logScale"), tr("&Log scale"), QKeySequence(Qt::CTRL | Qt::Key_L),
-                        [this](bool on) { plots_->setLogScale(on); });
-    log->setCheckable(true);
-    view->addAction(log);
-    view->addSeparator();
-    for (QDockWidget *d : findChildren<QDockWidget *>())
-        view->addAction(d->toggleViewAction());
-}
-
-QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }
-
 void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }
+
+void MainWindow::showLesson()
+{
+    if (controls_->modelSelected())
+        lesson_->showPage(modelPageMarkdown(controls_->modelPath(), controls_->modelInput(), modelGuessNote_));
+    else
+        lesson_->showLesson(controls_->scenario());
+}
 void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 
 bool MainWindow::startRun()
@@ -300,22 +254,12 @@ void MainWindow::onState(int state)
 void MainWindow::onFinished(const QString &error)
 {
     if (!error.isEmpty())
-        statusBar()->showMessage(tr("The run failed: %1").arg(error));
+        warn(tr("The run failed"), error);
     // The session's own rate counts compute time only, over the whole run.
     stepsPerSecond_ = controller_.lastSummary().stepsPerSecond;
     rateClock_.invalidate();
     updateStatus();
     Q_EMIT runEnded();
-}
-
-void MainWindow::updateActions()
-{
-    const bool active = state_ == SessionState::Running || state_ == SessionState::Paused;
-    action(QStringLiteral("pause"))->setEnabled(state_ == SessionState::Running);
-    action(QStringLiteral("resume"))->setEnabled(state_ == SessionState::Paused);
-    action(QStringLiteral("step"))->setEnabled(active);
-    action(QStringLiteral("stop"))->setEnabled(active);
-    action(QStringLiteral("rollback"))->setEnabled(active);
 }
 
 void MainWindow::updateStatus()
@@ -361,38 +305,19 @@ void MainWindow::setPresentationMode(bool on)
         a->setChecked(on);
 }
 
-bool MainWindow::exportCsv(const QString &path, QString *error)
-{
-    std::string message;
-    if (store_.table().writeCsv(path.toStdString(), &message))
-        return true;
-    if (error)
-        *error = QString::fromStdString(message);
-    return false;
-}
-
-void MainWindow::exportDialog(const QString &kind)
-{
-    const QString filter = kind == QLatin1String("csv")   ? tr("CSV files (*.csv)")
-                           : kind == QLatin1String("pdf") ? tr("PDF files (*.pdf)")
-                                                          : tr("PNG images (*.png)");
-    QString path = QFileDialog::getSaveFileName(this, tr("Export"), controls_->scenario() + QLatin1Char('.') + kind, filter);
-    if (path.isEmpty())
-        return;
-    QString error;
-    const bool ok = kind == QLatin1String("csv")   ? exportCsv(path, &error)
-                    : kind == QLatin1String("pdf") ? plots_->exportPdf(path, &error)
-                                                   : plots_->exportPng(path, &error);
-    if (!ok)
-        showError(tr("Export failed"), error);
-    else
-        statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-}
-
 void MainWindow::showError(const QString &title, const QString &message)
 {
     eventModel_->append(Event{EventKind::Error, -1, -1, message.toStdString()});
     statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
+}
+
+void MainWindow::warn(const QString &title, const QString &message)
+{
+    showError(title, message);
+    // open(), not exec(): the window keeps streaming and tests are never blocked by the box.
+    auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }
 
 QCustomPlot *MainWindow::lossPlot() const { return plots_->lossPlot(); }

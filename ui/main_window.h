@@ -25,6 +25,7 @@ class LayerTreeModel;
 class LessonPane;
 class NanMapView;
 class OriginPanel;
+class ModelOpener;
 class PlotPanel;
 
 class MainWindow final : public QMainWindow {
@@ -34,6 +35,7 @@ public:
     ~MainWindow() override;
 
     void selectScenario(const QString &id);
+    void openModel(const QString &path);  // probe the file, then the input dialog (window-modal)
     void setSteps(int steps);
     bool startRun();
     void resetRun();
@@ -53,6 +55,7 @@ public:
     EventLogModel *eventModel() const { return eventModel_; }
     OriginPanel *originPanel() const { return origin_; }
     LessonPane *lessonPane() const { return lesson_; }
+    ModelOpener *modelOpener() const { return modelOpener_; }
     QAction *action(const QString &objectName) const;
     QCustomPlot *lossPlot() const;
     int recordsShown() const { return int(store_.stepsSeen()); }
@@ -64,6 +67,8 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
     void buildDocks();
@@ -77,6 +82,8 @@ private:
     void updateStatus();
     void exportDialog(const QString &kind);
     void showError(const QString &title, const QString &message);
+    void warn(const QString &title, const QString &message);  // showError plus a window-modal box
+    void showLesson();
 
     SessionController controller_;
     RunStore store_;
@@ -91,6 +98,8 @@ private:
     QTableView *eventView_ = nullptr;
     OriginPanel *origin_ = nullptr;
     LessonPane *lesson_ = nullptr;
+    ModelOpener *modelOpener_ = nullptr;
+    QString modelGuessNote_;
     QLabel *stateLabel_ = nullptr;
     QLabel *stepLabel_ = nullptr;
     QLabel *rateLabel_ = nullptr;

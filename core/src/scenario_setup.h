@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace nanscope {
 
@@ -27,6 +28,8 @@ struct ScenarioSetup {
     int batchSize = 32;
     double loadMillis = 0;        // a model file: reading it
     double instrumentMillis = 0;  // and instrumenting its graph
+    // A model file whose parameters or buffers held NaN/Inf as loaded: one line each, by name.
+    std::vector<std::string> loadWarnings;
 };
 
 // Throws std::invalid_argument for an unknown id or impossible options.

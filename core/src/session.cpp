@@ -119,12 +119,16 @@ void Session::Impl::run(RunConfig config, int id)
     try {
         torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
         const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
-        Trainer trainer(buildScenario(config), config);
+        ScenarioSetup setup = buildScenario(config);
+        const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
+        Trainer trainer(std::move(setup), config);
         perLayer.assign(trainer.layers().size(), 0);
         notify([&](SessionObserver &o) { o.runStarted(id, trainer.layers(), config); });
         raise({EventKind::Info, 0, -1,
                "run " + std::to_string(id) + ": " + summary.scenario + " on " + config.device + ", " +
                    trainer.precisionLabel()});
+        for (const std::string &w : loadWarnings)
+            raise({EventKind::Error, 0, -1, w});
         const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
         setState(paused ? SessionState::Paused : SessionState::Running);
         const auto account = [&](const StepRecord &r) {
