@@ -47,9 +47,7 @@ void printText(const InspectReport &r, const RunConfig &config, std::ostream &ou
         << std::setprecision(1) << r.loadMillis << " ms, instrumented in " << r.instrumentMillis << " ms\n"
         << std::defaultfloat;
     for (const NonFiniteState &s : r.nonFiniteState)
-        out << "  ! " << (s.buffer ? "buffer " : "parameter ") << s.name << " holds " << s.health.nan << " NaN, "
-            << s.health.posInf << " +Inf, " << s.health.negInf << " -Inf of " << s.health.numel
-            << " values as loaded\n";
+        out << "  ! " << describeNonFiniteState(s) << '\n';
     out << "loss " << r.record.loss << "\n\n"
         << std::left << std::setw(28) << "module" << std::setw(14) << "type" << std::setw(30) << "forward"
         << std::setw(30) << "gradient" << "parameters\n";

@@ -7,6 +7,14 @@
 
 namespace nanscope {
 
+std::string describeNonFiniteState(const NonFiniteState &state)
+{
+    const TensorHealth &h = state.health;
+    return std::string(state.buffer ? "buffer " : "parameter ") + state.name + " holds " + std::to_string(h.nan) +
+           " NaN, " + std::to_string(h.posInf) + " +Inf, " + std::to_string(h.negInf) + " -Inf of " +
+           std::to_string(h.numel) + " values as loaded";
+}
+
 InspectReport inspectModel(const RunConfig &config)
 {
     if (config.modelPath.empty())

@@ -205,10 +205,7 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
     torch::jit::Module module = loadTorchScript(config.modelPath);
     const auto t1 = std::chrono::steady_clock::now();
     for (const NonFiniteState &bad : scanNonFiniteState(module))
-        s.loadWarnings.push_back((bad.buffer ? "buffer " : "parameter ") + bad.name + " holds " +
-                                 std::to_string(bad.health.nan) + " NaN, " + std::to_string(bad.health.posInf) + " +Inf, " +
-                                 std::to_string(bad.health.negInf) + " -Inf of " + std::to_string(bad.health.numel) +
-                                 " values as loaded");
+        s.loadWarnings.push_back(describeNonFiniteState(bad));
     auto model = std::make_unique<TorchScriptModel>(std::move(module));
     s.loadMillis = std::chrono::duration<double, std::milli>(t1 - t0).count();
     s.instrumentMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();

@@ -17,6 +17,10 @@ struct NonFiniteState {
     TensorHealth health;
 };
 
+// "parameter fc.weight holds 2 NaN, 1 +Inf, 0 -Inf of 12 values as loaded": one line for the
+// event log and for `inspect`'s report.
+std::string describeNonFiniteState(const NonFiniteState &state);
+
 struct InspectReport {
     std::vector<Layer> layers;
     StepRecord record;  // per-layer health; record.origin is invalid when everything was finite
