@@ -6,7 +6,7 @@ SCENARIO ?= large-lr-mse
 .PHONY: deps configure build run test bench clean
 
 deps:
-	bash tools/install-deps.sh
+	bash tools/install-deps.sh $(DEPS_ARGS)
 
 configure: deps
 	cmake --preset dev
@@ -17,6 +17,8 @@ build: configure
 run: build
 	$(BUILD)/app/nanscope --scenario $(SCENARIO)
 
+# Target-specific: the deps prerequisite of `test` also installs the test-only packages.
+test: DEPS_ARGS = --tests
 test: build
 	QT_QPA_PLATFORM=offscreen ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)
 

@@ -4,6 +4,7 @@
 #include "nanscope/bench.h"
 #include "nanscope/inspect.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -48,12 +49,19 @@ void printText(const InspectReport &r, const RunConfig &config, std::ostream &ou
         << std::defaultfloat;
     for (const NonFiniteState &s : r.nonFiniteState)
         out << "  ! " << describeNonFiniteState(s) << '\n';
+    // Columns as wide as their longest entry: deep paths and types like AdaptiveAvgPool2d.
+    std::size_t pathWidth = 8, typeWidth = 6;
+    for (const Layer &l : r.layers) {
+        pathWidth = std::max(pathWidth, l.path.size() + 2);
+        typeWidth = std::max(typeWidth, l.type.size() + 2);
+    }
     out << "loss " << r.record.loss << "\n\n"
-        << std::left << std::setw(28) << "module" << std::setw(14) << "type" << std::setw(30) << "forward"
-        << std::setw(30) << "gradient" << "parameters\n";
+        << std::left << std::setw(int(pathWidth)) << "module" << std::setw(int(typeWidth)) << "type" << std::setw(30)
+        << "forward" << std::setw(30) << "gradient" << "parameters\n";
     for (const Layer &l : r.layers) {
         const LayerHealth &h = r.record.layers[l.id];
-        out << std::setw(28) << (l.path.empty() ? std::string("(root)") : l.path) << std::setw(14) << l.type
+        out << std::setw(int(pathWidth)) << (l.path.empty() ? std::string("(root)") : l.path)
+            << std::setw(int(typeWidth)) << l.type
             << std::setw(30) << healthText(h.forward) << std::setw(30) << healthText(h.grad) << healthText(h.params)
             << '\n';
     }

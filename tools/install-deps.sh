@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages NaNScope needs, and only the missing ones, so a second run is
-# a no-op. Works as root or through sudo.
+# a no-op. Works as root or through sudo. --tests adds what only the tests need: Debian's
+# python3-torch writes real PyTorch models (traced and scripted) for tst_python_models.
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
           xauth xvfb)
+[ "${1:-}" = "--tests" ] && packages+=(python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do

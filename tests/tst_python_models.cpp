@@ -1,0 +1,176 @@
+// Models written by real PyTorch (tests/python_fixtures.py, run with Debian's python3-torch): a
+// traced ResNet whose layer table must be Python's named_modules() and whose instrumented output
+// must equal Python's, origins with the user's Python file and line in scripted and traced
+// graphs, and a trained model that Python loads back. Skipped, with the reason, without
+// python3-torch (`make test` installs it).
+#include "model_setup.h"
+#include "nanscope/inspect.h"
+#include "probe.h"
+#include "run_collector.h"
+#include "torchscript_loader.h"
+#include "torchscript_model.h"
+
+#include <torch/torch.h>
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace nanscope;
+
+namespace {
+
+// The first interpreter that imports torch: $NANSCOPE_PYTHON, then Debian's, then PATH's (a
+// pyenv shim on PATH may hide the Debian package).
+QString pythonWithTorch(QString *tried)
+{
+    QStringList candidates = {"/usr/bin/python3", "python3"};
+    if (qEnvironmentVariableIsSet("NANSCOPE_PYTHON"))
+        candidates.prepend(qEnvironmentVariable("NANSCOPE_PYTHON"));
+    for (const QString &python : candidates) {
+        QProcess p;
+        p.start(python, {"-c", "import torch"});
+        if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
+            return python;
+        *tried += python + " ";
+    }
+    return {};
+}
+
+int layerId(const TorchScriptModel &m, const std::string &path)
+{
+    for (const Layer &l : m.layers())
+        if (l.path == path)
+            return l.id;
+    return -1;
+}
+
+}  // namespace
+
+class TestPythonModels : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void tracedLayerTableIsNamedModules();
+    void tracedInstrumentedOutputEqualsPython();
+    void originNamesPythonLine_data();
+    void originNamesPythonLine();
+    void trainedTracedModelLoadsInPython();
+
+private:
+    std::string fixture(const char *name) const { return dir_.filePath(name).toStdString(); }
+    QString python_;
+    QTemporaryDir dir_;
+};
+
+void TestPythonModels::initTestCase()
+{
+    QString tried;
+    python_ = pythonWithTorch(&tried);
+    if (python_.isEmpty())
+        QSKIP(qPrintable("no python3 with torch (tried " + tried.trimmed() + "); install python3-torch"));
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(python_, {QStringLiteral(NANSCOPE_PYTHON_FIXTURES), dir_.path()});
+    QVERIFY(p.waitForFinished(120000));
+    QVERIFY2(p.exitCode() == 0, p.readAll().constData());
+}
+
+void TestPythonModels::tracedLayerTableIsNamedModules()
+{
+    QFile modules(dir_.filePath("traced_resnet.modules"));
+    QVERIFY(modules.open(QIODevice::ReadOnly | QIODevice::Text));
+    std::vector<std::pair<std::string, std::string>> expected;
+    for (const QByteArray &line : modules.readAll().split('\n')) {
+        const QList<QByteArray> cols = line.split('\t');
+        if (cols.size() == 2)
+            expected.emplace_back(cols[0].toStdString(), cols[1].toStdString());
+    }
+    QCOMPARE(int(expected.size()), 20);
+    TorchScriptModel m(loadTorchScript(fixture("traced_resnet.pt")));
+    std::vector<std::pair<std::string, std::string>> actual;
+    for (const Layer &l : m.layers())
+        actual.emplace_back(l.path, l.type);
+    QCOMPARE(actual, expected);
+    QCOMPARE(m.layers()[layerId(m, "layer1.1.conv2")].parent, layerId(m, "layer1.1"));
+    QCOMPARE(int(m.layerParameters(layerId(m, "layer1.0.bn1")).size()), 2);
+}
+
+void TestPythonModels::tracedInstrumentedOutputEqualsPython()
+{
+    TorchScriptModel m(loadTorchScript(fixture("traced_resnet.pt")));
+    m.setTraining(true);
+    const at::Tensor x = loadTensorFile(fixture("traced_resnet.input.pt"), "input");
+    const at::Tensor expected = loadTensorFile(fixture("traced_resnet.output.pt"), "output");
+    StepRecord rec;
+    Probe probe;
+    probe.beginStep(m, &rec);
+    const at::Tensor out = m.forward(x, &probe);
+    out.pow(2).sum().backward();
+    probe.finishStep();
+    // The same libtorch runs both sides; allow for a different thread split of the reductions.
+    QVERIFY(torch::allclose(out, expected, 1e-5, 1e-6));
+    for (const Layer &l : m.layers()) {
+        const LayerHealth &h = rec.layers[l.id];
+        QVERIFY2(h.forward.present && h.grad.present, l.path.c_str());
+        QVERIFY2(!h.forward.hasNonFinite() && !h.grad.hasNonFinite(), l.path.c_str());
+    }
+    // One ReLU module per block, called twice (after bn1 and after the residual add).
+    const std::int64_t map = 8 * 8 * 16 * 16;
+    QCOMPARE(rec.layers[layerId(m, "layer1.0.relu")].forward.numel, 2 * map);
+    QCOMPARE(rec.layers[layerId(m, "stem.2")].forward.numel, map);
+    QCOMPARE(rec.layers[layerId(m, "fc")].forward.numel, std::int64_t(8 * 10));
+    QVERIFY(rec.layers[layerId(m, "layer1.1.relu")].forward.min >= 0.0);
+}
+
+void TestPythonModels::originNamesPythonLine_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addRow("scripted") << "scripted_log.pt";
+    QTest::addRow("traced") << "traced_log.pt";
+}
+
+void TestPythonModels::originNamesPythonLine()
+{
+    QFETCH(QString, file);
+    QFile lineFile(dir_.filePath("log_line"));
+    QVERIFY(lineFile.open(QIODevice::ReadOnly));
+    const std::string line = lineFile.readAll().trimmed().toStdString();
+    QVERIFY2(line.rfind("python_fixtures.py:", 0) == 0, line.c_str());
+    RunConfig config;
+    config.modelPath = fixture(file.toUtf8().constData());
+    config.inputShape = {8, 4};
+    const InspectReport r = inspectModel(config);
+    const Origin &o = r.record.origin;
+    QCOMPARE(int(o.phase), int(Phase::Forward));
+    QCOMPARE(o.layerPath, std::string("head"));
+    QCOMPARE(o.op, std::string("aten::log"));
+    QVERIFY(o.produced);
+    QVERIFY2(o.source.size() > line.size() && o.source.compare(o.source.size() - line.size(), line.size(), line) == 0,
+             o.source.c_str());
+}
+
+void TestPythonModels::trainedTracedModelLoadsInPython()
+{
+    RunConfig config;
+    config.modelPath = fixture("traced_resnet.pt");
+    config.inputShape = {8, 3, 16, 16};
+    config.steps = 4;
+    config.savePath = fixture("trained.pt");
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 4);
+    QCOMPARE(int(run->records.size()), 4);
+    for (const StepRecordPtr &r : run->records)
+        QVERIFY(std::isfinite(r->loss));
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(python_, {QStringLiteral(NANSCOPE_PYTHON_FIXTURES), "--check", QString::fromStdString(config.savePath)});
+    QVERIFY(p.waitForFinished(120000));
+    const QByteArray out = p.readAll().trimmed();
+    // stem 3*8*9+8 + 2*8, two blocks of 2 * (8*8*9 + 2*8), fc 8*10+10
+    QCOMPARE(out, QByteArray("ok 2698 finite"));
+}
+
+QTEST_GUILESS_MAIN(TestPythonModels)
+#include "tst_python_models.moc"
