@@ -69,18 +69,24 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
 {
     bool json = false;
     int rounds = 100;
+    std::vector<std::string> models;
     for (std::size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--json")
             json = true;
         else if (args[i] == "--rounds" && i + 1 < args.size())
             rounds = parseInt("--rounds", args[++i], 1);
+        else if (args[i] == "--only" && i + 1 < args.size())
+            models.push_back(args[++i]);
         else
             throw std::invalid_argument("bench: unknown argument '" + args[i] + "'");
     }
-    const auto results = runBenchmarks(rounds, [&](const std::string &m) {
-        if (!json)
-            err << m << "...\n";
-    });
+    const auto results = runBenchmarks(
+        rounds,
+        [&](const std::string &m) {
+            if (!json)
+                err << m << "...\n";
+        },
+        "cpu", Precision::FP32, models);
     if (!json)
         out << "median step time over " << rounds << " interleaved rounds (batch 32, 1 thread)\n"
             << "model   probe off   full map   op-level   map ratio   op ratio\n";

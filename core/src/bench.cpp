@@ -88,12 +88,23 @@ BenchResult measure(Trainer &trainer, const std::string &model, int batch, int r
 
 }  // namespace
 
-std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
-                                       const std::string &device, Precision precision)
+const std::vector<std::string> &benchModelNames()
 {
+    static const std::vector<std::string> names = {"mlp", "cnn", "deep"};
+    return names;
+}
+
+std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
+                                       const std::string &device, Precision precision,
+                                       const std::vector<std::string> &models)
+{
+    const std::vector<std::string> &all = benchModelNames();
+    for (const std::string &m : models)
+        if (std::find(all.begin(), all.end(), m) == all.end())
+            throw std::invalid_argument("unknown benchmark model '" + m + "' (mlp, cnn or deep)");
     torch::set_num_threads(1);
     std::vector<BenchResult> results;
-    for (const std::string model : {"mlp", "cnn", "deep"}) {
+    for (const std::string &model : models.empty() ? all : models) {
         if (progress)
             progress("benchmarking " + model);
         RunConfig config;
