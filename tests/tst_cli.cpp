@@ -33,6 +33,7 @@ private Q_SLOTS:
     void badArguments_data();
     void badArguments();
     void executableRunsHeadless();
+    void benchOnlyOneModel();
 };
 
 void TestCli::scenariosListsEveryId()
@@ -195,6 +196,8 @@ void TestCli::badArguments_data()
     QTest::addRow("unknown flag") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
                                                  QStringLiteral("--fast")}
                                   << QStringLiteral("unknown argument '--fast'");
+    QTest::addRow("unknown bench model") << QStringList{QStringLiteral("bench"), QStringLiteral("--only"), QStringLiteral("vgg")}
+                                         << QStringLiteral("unknown benchmark model 'vgg'");
     QTest::addRow("batch of one") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("bn-constant"),
                                                  QStringLiteral("--batch"), QStringLiteral("1")}
                                   << QStringLiteral("more than 1 value per channel");
@@ -227,6 +230,20 @@ void TestCli::executableRunsHeadless()
     p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("run"), QStringLiteral("--steps"), QStringLiteral("3")});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 2);
+}
+
+void TestCli::benchOnlyOneModel()
+{
+    const Output o = run({QStringLiteral("bench"), QStringLiteral("--only"), QStringLiteral("cnn"),
+                          QStringLiteral("--rounds"), QStringLiteral("2"), QStringLiteral("--json")});
+    QCOMPARE(o.code, 0);
+    QCOMPARE(int(o.objects.size()), 1);
+    const QJsonObject b = o.objects.front();
+    QCOMPARE(b[QLatin1String("model")].toString(), QStringLiteral("cnn"));
+    QCOMPARE(b[QLatin1String("rounds")].toInt(), 2);
+    QVERIFY(b[QLatin1String("probe_off_ms")].toDouble() > 0);
+    const double ratio = b[QLatin1String("full_map_ms")].toDouble() / b[QLatin1String("probe_off_ms")].toDouble();
+    QVERIFY(std::abs(b[QLatin1String("full_map_ratio")].toDouble() - ratio) < 1e-6 * ratio);  // JSON keeps 10 digits
 }
 
 QTEST_GUILESS_MAIN(TestCli)
