@@ -5,6 +5,7 @@
 #include "main_window.h"
 #include "model_opener.h"
 
+#include "nanscope/allocator.h"
 #include "nanscope/scenario.h"
 
 #include <QApplication>
@@ -108,6 +109,7 @@ int runGuiBenchmark(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    nanscope::keepFreedTensorMemory();
     if (argc > 1 && std::string(argv[1]) == "gui-bench")
         return runGuiBenchmark(argc, argv);
     if (argc > 1 && nanscope::cli::isSubcommand(argv[1])) {

@@ -48,6 +48,8 @@ class TestCoreInternal : public QObject {
 private Q_SLOTS:
     void health_data();
     void health();
+    void floatKernelFindsEveryPosition_data();
+    void floatKernelFindsEveryPosition();
     void nonContiguous();
     void hugeFiniteValues();
     void emptyTensor();
@@ -115,6 +117,39 @@ void TestCoreInternal::health()
         const at::Tensor finite = t.to(at::kDouble).nan_to_num(0, 0, 0);
         QVERIFY(std::fabs(h.finiteL2 - finite.norm().item<double>()) < 1e-6 * h.finiteL2);
     }
+}
+
+void TestCoreInternal::floatKernelFindsEveryPosition_data()
+{
+    // 8245 floats: blocks of 4096 in 32-float steps (16 lanes a, 16 lanes b), then a 21-float tail.
+    QTest::addColumn<int>("position");
+    QTest::addColumn<double>("value");
+    const std::pair<const char *, double> values[] = {{"nan", NAN}, {"+inf", INFINITY}, {"-inf", -INFINITY}};
+    for (const auto &[name, value] : values)
+        for (int position : {0, 9, 20, 4100, 4120, 8230, 8244})
+            QTest::addRow("%s at %d", name, position) << position << value;
+}
+
+void TestCoreInternal::floatKernelFindsEveryPosition()
+{
+    QFETCH(int, position);
+    QFETCH(double, value);
+    torch::manual_seed(3);
+    at::Tensor t = torch::randn({8245});
+    const double lo = t.min().item<double>(), hi = t.max().item<double>();
+    const double l2 = t.to(at::kDouble).norm().item<double>();
+    const TensorHealth clean = computeHealth(t);
+    QCOMPARE(clean.nonFinite(), 0);
+    QCOMPARE(clean.min, lo);
+    QCOMPARE(clean.max, hi);
+    QVERIFY(std::fabs(clean.finiteL2 - l2) < 1e-6 * l2);
+    const double replaced = t[position].item<double>();
+    t[position] = value;
+    const TensorHealth h = computeHealth(t);
+    QCOMPARE(h.nan, qint64(std::isnan(value)));
+    QCOMPARE(h.posInf, qint64(value > 0 && std::isinf(value)));
+    QCOMPARE(h.negInf, qint64(value < 0 && std::isinf(value)));
+    QVERIFY(std::fabs(h.finiteL2 - std::sqrt(l2 * l2 - replaced * replaced)) < 1e-6 * l2);
 }
 
 void TestCoreInternal::nonContiguous()

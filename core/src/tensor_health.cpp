@@ -71,67 +71,73 @@ TensorHealth scan(const T *data, std::int64_t n)
     return h;
 }
 
-// The common case, float32, gets a branch-free 8-lane kernel (AVX2 where the CPU has it, SSE
-// otherwise): per lane min, max, sum of squares and a count of non-finite bit patterns. Only a
-// tensor that holds non-finite values pays a second, exact pass to split NaN, +Inf and -Inf.
+// The common case, float32, gets a branch-free kernel that does not classify elements at all: a
+// NaN or an Inf anywhere makes the sum of squares, the minimum or the maximum non-finite, and only
+// then does the tensor pay a second, exact pass that splits NaN, +Inf and -Inf. Four vector ops
+// per vector of floats, in two independent accumulator sets so that the adds' latency does not
+// bound the loop. (A finite value past ~1.8e19 overflows its float square and also takes the
+// exact, double-precision pass.)
 constexpr std::uint32_t kExponentMask = 0x7f800000u;
 
 struct FloatScan {
     double sumSq = 0;
     float lo = INFINITY, hi = -INFINITY;
-    std::int64_t special = 0;
+    bool needsExactPass = false;
 };
 
-// GCC/Clang vector extensions: 8 lanes, lowered to AVX2 or to SSE pairs.
-typedef float v8f __attribute__((vector_size(32)));
+// GCC/Clang vector extensions: 16 lanes, one AVX-512 register, two AVX2 or four SSE ones.
+typedef float v16f __attribute__((vector_size(64)));
 typedef std::int32_t v8i __attribute__((vector_size(32)));
 const v8i kExponentMask8 = v8i{} + std::int32_t(kExponentMask);  // broadcast to every lane
 
-__attribute__((target_clones("avx2", "default"))) FloatScan scanFloatFast(const float *p, std::int64_t n)
+// always_inline: compiled once per target of the clones below, not once generically.
+__attribute__((always_inline)) inline FloatScan scanFloatBody(const float *p, std::int64_t n)
 {
-    const v8f inf = v8f{} + INFINITY;
-    v8f lo = inf, hi = -inf;
-    v8i specials = {};
-    const v8i mask = kExponentMask8;
+    constexpr int lanes = 16;
+    const v16f inf = v16f{} + INFINITY;
+    v16f lo0 = inf, lo1 = inf, hi0 = -inf, hi1 = -inf;  // a NaN compares false: it never lands here
     FloatScan r;
     std::int64_t i = 0;
     constexpr std::int64_t block = 4096;  // squares summed in float lanes, flushed to double
-    while (i + 8 <= n) {
-        v8f sq = {};
-        const std::int64_t end = (i + block < n ? i + block : n) - 7;
-        for (; i < end; i += 8) {
-            v8f v;
-            std::memcpy(&v, p + i, sizeof v);
-            v8i bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            const v8i special = (bits & mask) == mask;  // -1 where NaN or Inf
-            const v8f finite = (v8f)((v8i)v & ~special);
-            const v8f forMin = special ? inf : v;
-            const v8f forMax = special ? -inf : v;
-            lo = forMin < lo ? forMin : lo;
-            hi = forMax > hi ? forMax : hi;
-            sq += finite * finite;
-            specials -= special;
+    while (i + 2 * lanes <= n) {
+        v16f sq0 = {}, sq1 = {};
+        const std::int64_t end = (i + block < n ? i + block : n) - (2 * lanes - 1);
+        for (; i < end; i += 2 * lanes) {
+            v16f a, b;
+            std::memcpy(&a, p + i, sizeof a);
+            std::memcpy(&b, p + i + lanes, sizeof b);
+            lo0 = a < lo0 ? a : lo0;
+            hi0 = a > hi0 ? a : hi0;
+            sq0 += a * a;
+            lo1 = b < lo1 ? b : lo1;
+            hi1 = b > hi1 ? b : hi1;
+            sq1 += b * b;
         }
-        for (int k = 0; k < 8; ++k)
+        const v16f sq = sq0 + sq1;
+        for (int k = 0; k < lanes; ++k)
             r.sumSq += double(sq[k]);
     }
-    for (int k = 0; k < 8; ++k) {
+    const v16f lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
+    for (int k = 0; k < lanes; ++k) {
         r.lo = lo[k] < r.lo ? lo[k] : r.lo;
         r.hi = hi[k] > r.hi ? hi[k] : r.hi;
-        r.special += specials[k];
     }
     for (; i < n; ++i) {
         const float v = p[i];
-        if (std::isfinite(v)) {
-            r.lo = v < r.lo ? v : r.lo;
-            r.hi = v > r.hi ? v : r.hi;
-            r.sumSq += double(v) * double(v);
-        } else {
-            ++r.special;
-        }
+        r.lo = v < r.lo ? v : r.lo;
+        r.hi = v > r.hi ? v : r.hi;
+        r.sumSq += double(v) * double(v);
     }
+    // Also true for n == 0 (lo stays +Inf): the exact pass handles the empty tensor.
+    r.needsExactPass = !std::isfinite(r.sumSq) || !std::isfinite(r.lo) || !std::isfinite(r.hi);
     return r;
+}
+
+// AVX-512 scans an in-cache tensor about 1.5-1.8x faster than AVX2 (measured on the 2 MB output
+// of the benchmark CNN's first convolution); bandwidth-bound ones alike.
+__attribute__((target_clones("avx512f", "avx2", "default"))) FloatScan scanFloatFast(const float *p, std::int64_t n)
+{
+    return scanFloatBody(p, n);
 }
 
 __attribute__((target_clones("avx2", "default"))) bool anyNonFiniteFloat(const float *p, std::int64_t n)
@@ -160,16 +166,14 @@ __attribute__((target_clones("avx2", "default"))) bool anyNonFiniteFloat(const f
 TensorHealth scanFloat(const float *p, std::int64_t n)
 {
     const FloatScan f = scanFloatFast(p, n);
-    if (f.special > 0)
-        return scan(p, n);  // rare: an unhealthy tensor gets the exact classification
+    if (f.needsExactPass)
+        return scan(p, n);  // rare: an unhealthy (or empty, or huge) tensor gets the exact pass
     TensorHealth h;
     h.present = true;
     h.numel = n;
-    if (n > 0) {
-        h.min = f.lo;
-        h.max = f.hi;
-        h.absMax = std::fmax(std::fabs(double(f.lo)), std::fabs(double(f.hi)));
-    }
+    h.min = f.lo;
+    h.max = f.hi;
+    h.absMax = std::fmax(std::fabs(double(f.lo)), std::fabs(double(f.hi)));
     h.finiteL2 = std::sqrt(f.sumSq);
     return h;
 }

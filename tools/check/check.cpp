@@ -1,6 +1,7 @@
 // nanscope_check [cpu|cuda] [steps] [fp32|fp16|bf16] [--no-bench]: every scenario through the
 // core in one precision, one line each, then the benchmark ratios. No Qt, so it builds wherever
 // LibTorch does (the device check builds it against a pip wheel's LibTorch on a GPU machine).
+#include "nanscope/allocator.h"
 #include "nanscope/bench.h"
 #include "nanscope/precision.h"
 #include "nanscope/scenario.h"
@@ -50,6 +51,7 @@ bool parsePrecision(const std::string &s, nanscope::Precision *p)
 
 int main(int argc, char **argv)
 {
+    nanscope::keepFreedTensorMemory();
     const std::string device = argc > 1 ? argv[1] : "cpu";
     const int steps = argc > 2 ? std::atoi(argv[2]) : 0;
     nanscope::Precision precision = nanscope::Precision::FP32;
