@@ -91,6 +91,7 @@ private Q_SLOTS:
     void backwardOnlyNanOrigin();
     void backwardNodeToForwardOp();
     void inputShapeGuess();
+    void fp16EmulationRoundsModuleOutputs();
 
 private:
     Fixtures f_;
@@ -307,6 +308,48 @@ void TestTorchScript::inputShapeGuess()
     QVERIFY2(cnn.note.find("'conv1' (Conv2d)") != std::string::npos, cnn.note.c_str());
     QCOMPARE(guessInputShape(f_.model("nested")).shape, (std::vector<std::int64_t>{8, 4}));
     QVERIFY(guessInputShape(f_.model("two-inputs")).shape.empty());
+}
+
+void TestTorchScript::fp16EmulationRoundsModuleOutputs()
+{
+    TorchScriptModel m(loadTorchScript(f_.model("nested")));
+    m.setTraining(false);
+    torch::manual_seed(4);
+    const at::Tensor small = torch::randn({6, 4});
+    const at::Tensor original = m.forward(small, nullptr);
+    QVERIFY(m.setHalfEmulation(true));
+    // Small values: fp16 rounding only (about 3 decimal digits), with and without a probe alike.
+    const at::Tensor emulated = m.forward(small, nullptr);
+    QVERIFY(!torch::equal(emulated, original));
+    QVERIFY(torch::allclose(emulated, original, 1e-2, 1e-2));
+    StepRecord rec;
+    Probe probe;
+    probe.beginStep(m, &rec);
+    const at::Tensor probed = m.forward(small, &probe);
+    probed.sum().backward();
+    probe.finishStep();
+    QVERIFY(torch::equal(probed, emulated));
+    // What the stem hands on is what fp16 holds: every observed output is exactly representable.
+    const at::Tensor half = probed.to(at::kHalf).to(at::kFloat);
+    QVERIFY(torch::equal(half, probed));
+    for (const Layer &l : m.layers())
+        QVERIFY2(rec.layers[l.id].grad.present, l.path.c_str());
+    // Large inputs: the stem's output passes 65504 and turns to Inf, as on a GPU; it is the origin.
+    const at::Tensor large = small * 1e5;
+    QVERIFY(torch::isfinite(m.forward(large, nullptr)).all().item<bool>() == false);
+    StepRecord big;
+    Probe p2;
+    p2.beginStep(m, &big);
+    m.forward(large, &p2);
+    p2.finishStep();
+    QVERIFY(big.layers[layerId(m, "stem")].forward.posInf + big.layers[layerId(m, "stem")].forward.negInf > 0);
+    const Origin o = findOrigin({big, m.layers(), p2.forwardOrder(), true});
+    QCOMPARE(o.layerPath, std::string("stem"));
+    QVERIFY(o.produced);
+    // Off again: the model's own forward, unrounded and finite.
+    QVERIFY(m.setHalfEmulation(false));
+    QVERIFY(torch::equal(m.forward(small, nullptr), original));
+    QVERIFY(torch::isfinite(m.forward(large, nullptr)).all().item<bool>());
 }
 
 QTEST_GUILESS_MAIN(TestTorchScript)

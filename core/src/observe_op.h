@@ -24,4 +24,9 @@ private:
 
 c10::Symbol observeSymbol();
 
+// `nanscope::round_half(Tensor x) -> Tensor`: x rounded through fp16 and back to its own dtype
+// (roundThroughHalf), differentiable through the two casts. A graph instrumented for fp16
+// emulation on the CPU calls it on each module's output.
+c10::Symbol roundHalfSymbol();
+
 }  // namespace nanscope

@@ -113,8 +113,8 @@ bool isTensor(const jit::Value *v) { return v->type()->kind() == c10::TypeKind::
 
 class Instrumenter {
 public:
-    Instrumenter(InstrumentedGraph &g, const std::unordered_map<std::string, int> &layerIds)
-        : g_(g), graph_(*g.graph), layerIds_(layerIds)
+    Instrumenter(InstrumentedGraph &g, const std::unordered_map<std::string, int> &layerIds, bool roundThroughHalf)
+        : g_(g), graph_(*g.graph), layerIds_(layerIds), roundThroughHalf_(roundThroughHalf)
     {
         jit::WithInsertPoint atStart(graph_.block()->nodes().front());
         none_ = graph_.insertNode(graph_.createNone())->output();
@@ -217,6 +217,17 @@ private:
             return;
         std::vector<jit::Value *> stage(deepest + 1, v);
         jit::Node *after = v->node()->kind() == c10::prim::Param ? nullptr : v->node();
+        if (roundThroughHalf_ && after && !chain[0].empty()) {
+            // Leaving its module, the value becomes what fp16 would hold; uses inside the module
+            // keep the unrounded one.
+            jit::Node *round = graph_.create(roundHalfSymbol(), {v}, 1);
+            round->output()->setType(v->type());
+            round->insertAfter(after);
+            g_.paths[round] = chain[0];
+            after = round;
+            stage[0] = round->output();
+            rounded_[v] = round->output();
+        }
         for (std::size_t i = 0; i < deepest; ++i) {
             stage[i + 1] = stage[i];
             const auto id = layerIds_.find(chain[i]);
@@ -226,8 +237,13 @@ private:
             obs->output()->setType(v->type());
             obs->insertAfter(after);
             const auto in = inputs_.find(chain[i]);
-            if (in != inputs_.end() && in->second != v && dominates(in->second, obs))
-                obs->replaceInput(1, in->second);
+            if (in != inputs_.end() && in->second != v) {
+                // The module reads the rounded copy of an input that left another module.
+                const auto r = rounded_.find(in->second);
+                jit::Value *input = r != rounded_.end() && dominates(r->second, obs) ? r->second : in->second;
+                if (dominates(input, obs))
+                    obs->replaceInput(1, input);
+            }
             g_.paths[obs] = chain[i];
             after = obs;
             stage[i + 1] = obs->output();
@@ -244,6 +260,8 @@ private:
     jit::Value *none_ = nullptr;
     std::unordered_map<std::string, jit::Value *> inputs_;
     std::unordered_map<int, jit::Value *> constants_;
+    bool roundThroughHalf_ = false;
+    std::unordered_map<const jit::Value *, jit::Value *> rounded_;  // value -> its rounded copy
 };
 
 void collect(jit::Block *block, std::vector<jit::Node *> &out)
@@ -257,14 +275,15 @@ void collect(jit::Block *block, std::vector<jit::Node *> &out)
 
 }  // namespace
 
-InstrumentedGraph instrumentForward(const torch::jit::Module &root, const std::unordered_map<std::string, int> &layerIds)
+InstrumentedGraph instrumentForward(const torch::jit::Module &root, const std::unordered_map<std::string, int> &layerIds,
+                                    bool roundOutputsThroughHalf)
 {
     InstrumentedGraph g;
     g.graph = root.get_method("forward").graph()->copy();
     jit::Inline(*g.graph);
     PathResolver resolver(root);
     assignPaths(g.graph->block(), std::string(), resolver, g.paths);
-    Instrumenter ins(g, layerIds);
+    Instrumenter ins(g, layerIds, roundOutputsThroughHalf);
     ins.run(g.graph->block());
     g.graph->lint();
     return g;

@@ -19,9 +19,13 @@ struct InstrumentedGraph {
     int observeOps = 0;
 };
 
-// `layerIds`: module path -> layer id, for every module of named_modules().
+// `layerIds`: module path -> layer id, for every module of named_modules(). With
+// `roundOutputsThroughHalf` (fp16 emulated on the CPU), every value that leaves a module other
+// than the root is rounded through fp16 first (nanscope::round_half), so the module's observers
+// and every later consumer see what fp16 would hold: past 65504, Inf.
 InstrumentedGraph instrumentForward(const torch::jit::Module &root,
-                                    const std::unordered_map<std::string, int> &layerIds);
+                                    const std::unordered_map<std::string, int> &layerIds,
+                                    bool roundOutputsThroughHalf = false);
 
 // "file:line" of the first `op` ("aten::log") of module `path` in the user's original source,
 // when the file carries it; empty otherwise.

@@ -72,6 +72,18 @@ TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(std::mov
     graph_ = instrumentForward(module_, ids);
     function_ = std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName("nanscope.instrumented_forward"),
                                                             graph_.graph, nullptr);
+    layerIds_ = std::move(ids);
+}
+
+bool TorchScriptModel::setHalfEmulation(bool on)
+{
+    if (on && !halfFunction_) {
+        halfGraph_ = instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/true);
+        halfFunction_ = std::make_unique<torch::jit::GraphFunction>(
+            c10::QualifiedName("nanscope.fp16_emulated_forward"), halfGraph_.graph, nullptr);
+    }
+    halfEmulation_ = on;
+    return true;
 }
 
 void TorchScriptModel::refreshParameters()
@@ -103,11 +115,11 @@ std::vector<at::Tensor> TorchScriptModel::buffers() const
 
 at::Tensor TorchScriptModel::forward(const at::Tensor &x, Probe *probe)
 {
-    if (!probe)
+    if (!probe && !halfEmulation_)
         return outputTensor(module_.forward({x}));
-    ObserveScope scope(probe);
+    ObserveScope scope(probe);  // null: the observe ops only pass their tensor through
     torch::jit::Stack stack{module_._ivalue(), x};
-    function_->run(stack);
+    (halfEmulation_ ? halfFunction_ : function_)->run(stack);
     return outputTensor(stack.back());
 }
 

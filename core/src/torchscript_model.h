@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace nanscope {
@@ -26,6 +27,9 @@ public:
     at::Tensor forward(const at::Tensor &x, Probe *probe) override;
     void setTraining(bool on) override { module_.train(on); }
     void toDevice(const std::string &device) override;
+    // fp16 emulated on the CPU: a second instrumented graph that rounds every module's output
+    // through half, run with or without a probe while emulation is on.
+    bool setHalfEmulation(bool on) override;
     std::string sourceOf(const std::string &op, bool inBackward, int layer) const override;
     void save(const std::string &path) const override;
 
@@ -41,6 +45,10 @@ private:
     std::vector<std::vector<at::Tensor>> ownParameters_;
     InstrumentedGraph graph_;
     std::unique_ptr<torch::jit::GraphFunction> function_;
+    std::unordered_map<std::string, int> layerIds_;
+    InstrumentedGraph halfGraph_;  // built on the first setHalfEmulation(true)
+    std::unique_ptr<torch::jit::GraphFunction> halfFunction_;
+    bool halfEmulation_ = false;
 };
 
 // "SqrtBackward0" -> "aten::sqrt", "NativeBatchNormBackward0" -> "aten::native_batch_norm".
