@@ -3,6 +3,7 @@
 #include "op_tracer.h"
 #include "origin.h"
 #include "probe.h"
+#include "probed_pass.h"
 #include "torchscript_fixtures.h"
 #include "torchscript_loader.h"
 #include "model_setup.h"
@@ -232,11 +233,7 @@ void TestTorchScript::instrumentedEqualsOriginal()
         plain.pow(2).sum().backward();
         const std::vector<at::Tensor> plainGrads = gradsAndZero(m);
         StepRecord rec;
-        Probe probe;
-        probe.beginStep(m, &rec);
-        const at::Tensor probed = m.forward(x, &probe);
-        probed.pow(2).sum().backward();
-        probe.finishStep();
+        const at::Tensor probed = testing::probedPass(m, x, rec).output;
         const std::vector<at::Tensor> probedGrads = gradsAndZero(m);
         QVERIFY(torch::equal(plain, probed));
         QCOMPARE(plainGrads.size(), probedGrads.size());
@@ -323,11 +320,7 @@ void TestTorchScript::fp16EmulationRoundsModuleOutputs()
     QVERIFY(!torch::equal(emulated, original));
     QVERIFY(torch::allclose(emulated, original, 1e-2, 1e-2));
     StepRecord rec;
-    Probe probe;
-    probe.beginStep(m, &rec);
-    const at::Tensor probed = m.forward(small, &probe);
-    probed.sum().backward();
-    probe.finishStep();
+    const at::Tensor probed = testing::probedPass(m, small, rec).output;
     QVERIFY(torch::equal(probed, emulated));
     // What the stem hands on is what fp16 holds: every observed output is exactly representable.
     const at::Tensor half = probed.to(at::kHalf).to(at::kFloat);
@@ -338,12 +331,9 @@ void TestTorchScript::fp16EmulationRoundsModuleOutputs()
     const at::Tensor large = small * 1e5;
     QVERIFY(torch::isfinite(m.forward(large, nullptr)).all().item<bool>() == false);
     StepRecord big;
-    Probe p2;
-    p2.beginStep(m, &big);
-    m.forward(large, &p2);
-    p2.finishStep();
+    const std::vector<int> order = testing::probedPass(m, large, big, /*backward=*/false).forwardOrder;
     QVERIFY(big.layers[layerId(m, "stem")].forward.posInf + big.layers[layerId(m, "stem")].forward.negInf > 0);
-    const Origin o = findOrigin({big, m.layers(), p2.forwardOrder(), true});
+    const Origin o = findOrigin({big, m.layers(), order, true});
     QCOMPARE(o.layerPath, std::string("stem"));
     QVERIFY(o.produced);
     // Off again: the model's own forward, unrounded and finite.

@@ -1,0 +1,34 @@
+#pragma once
+// Test helper: one probed forward pass of a model and the backward pass of sum(out^2), which
+// reaches every layer without a loss function in the way. Needs core's internal headers.
+#include "model_adapter.h"
+#include "probe.h"
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace nanscope::testing {
+
+struct ProbedPass {
+    at::Tensor output;
+    std::vector<int> forwardOrder;
+};
+
+// Without `backward` the output comes back detached: no graph keeps the probe's hooks alive.
+inline ProbedPass probedPass(ModelAdapter &model, const at::Tensor &x, StepRecord &record, bool backward = true)
+{
+    Probe probe;
+    probe.beginStep(model, &record);
+    ProbedPass p;
+    p.output = model.forward(x, &probe);
+    if (backward)
+        p.output.pow(2).sum().backward();
+    else
+        p.output = p.output.detach();
+    probe.finishStep();
+    p.forwardOrder = probe.forwardOrder();
+    return p;
+}
+
+}  // namespace nanscope::testing
