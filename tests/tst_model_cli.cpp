@@ -45,6 +45,7 @@ private Q_SLOTS:
     void wrongTargets();
     void runTrainsAndSaves();
     void runWithRecoveryOnForwardNan();
+    void runInEmulatedFp16();
     void benchModel();
 
 private:
@@ -241,6 +242,19 @@ void TestModelCli::runWithRecoveryOnForwardNan()
     QCOMPARE(summary.value("origin").toObject().value("layer").toString(), QStringLiteral("logp"));
     QCOMPARE(summary.value("origin").toObject().value("op").toString(), QStringLiteral("aten::log"));
     QVERIFY(summary.value("rollbacks").toInt() > 0);
+}
+
+void TestModelCli::runInEmulatedFp16()
+{
+    const Output o = run({"run", "--model", model("nested"), "--input-shape", "8x4", "--steps", "6", "--precision",
+                          "fp16", "--json"});
+    QVERIFY2(o.code == 0, qPrintable(o.err));
+    const QJsonObject summary = o.objects.last();
+    QCOMPARE(summary.value("precision").toString(), QStringLiteral("fp16 (emulated on CPU)"));
+    QCOMPARE(summary.value("steps_run").toInt(), 6);
+    // The initial scale 65536 overflows the rounded gradients twice; each overflow halves it.
+    QCOMPARE(summary.value("scaler_skipped_steps").toInt(), 2);
+    QCOMPARE(summary.value("final_loss_scale").toDouble(), 16384.0);
 }
 
 void TestModelCli::benchModel()
