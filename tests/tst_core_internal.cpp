@@ -50,6 +50,8 @@ private Q_SLOTS:
     void health();
     void floatKernelFindsEveryPosition_data();
     void floatKernelFindsEveryPosition();
+    void allFiniteEveryDtype_data();
+    void allFiniteEveryDtype();
     void nonContiguous();
     void hugeFiniteValues();
     void emptyTensor();
@@ -150,6 +152,33 @@ void TestCoreInternal::floatKernelFindsEveryPosition()
     QCOMPARE(h.posInf, qint64(value > 0 && std::isinf(value)));
     QCOMPARE(h.negInf, qint64(value < 0 && std::isinf(value)));
     QVERIFY(std::fabs(h.finiteL2 - std::sqrt(l2 * l2 - replaced * replaced)) < 1e-6 * l2);
+}
+
+void TestCoreInternal::allFiniteEveryDtype_data()
+{
+    QTest::addColumn<at::ScalarType>("dtype");
+    QTest::addColumn<double>("value");
+    QTest::addColumn<bool>("finite");
+    const std::pair<const char *, at::ScalarType> types[] = {
+        {"float", at::kFloat}, {"double", at::kDouble}, {"half", at::kHalf}, {"bfloat16", at::kBFloat16}};
+    for (const auto &[name, t] : types) {
+        QTest::addRow("%s finite", name) << t << 65504.0 << true;  // fp16's largest: all but one exponent bit
+        QTest::addRow("%s nan", name) << t << double(NAN) << false;
+        QTest::addRow("%s +inf", name) << t << double(INFINITY) << false;
+        QTest::addRow("%s -inf", name) << t << double(-INFINITY) << false;
+    }
+}
+
+void TestCoreInternal::allFiniteEveryDtype()
+{
+    QFETCH(at::ScalarType, dtype);
+    QFETCH(double, value);
+    QFETCH(bool, finite);
+    at::Tensor t = torch::randn({5000}).to(dtype);
+    QVERIFY(allFinite(t));
+    t[4321] = value;  // past the first 4096-element chunk
+    QCOMPARE(allFinite(t), finite);
+    QCOMPARE(allFinite(t.reshape({50, 100}).t()), finite);  // non-contiguous
 }
 
 void TestCoreInternal::nonContiguous()

@@ -177,6 +177,22 @@ NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFiniteFloat(const float *p, s
     return false;
 }
 
+// fp16 and bf16 by bit pattern: NaN and Inf are the values whose exponent bits are all set. The
+// op-level tier checks every op output, and under fp16 emulation every cast makes one of these.
+bool anyNonFinite16(const std::uint16_t *p, std::int64_t n, std::uint16_t exponentMask)
+{
+    constexpr std::int64_t chunk = 4096;  // early exit at chunk granularity; the inner loop vectorises
+    for (std::int64_t i = 0; i < n; i += chunk) {
+        const std::int64_t end = i + chunk < n ? i + chunk : n;
+        int any = 0;
+        for (std::int64_t k = i; k < end; ++k)
+            any |= (p[k] & exponentMask) == exponentMask;
+        if (any)
+            return true;
+    }
+    return false;
+}
+
 TensorHealth scanFloat(const float *p, std::int64_t n)
 {
     const FloatScan f = scanFloatFast(p, n);
@@ -275,6 +291,9 @@ bool allFinite(const at::Tensor &t)
         return true;
     if (t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous())
         return !anyNonFiniteFloat(t.data_ptr<float>(), t.numel());
+    if (t.is_cpu() && t.is_contiguous() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16))
+        return !anyNonFinite16(static_cast<const std::uint16_t *>(t.data_ptr()), t.numel(),
+                               t.scalar_type() == at::kHalf ? 0x7c00 : 0x7f80);
     if (t.is_cpu())
         return computeHealth(t).nonFinite() == 0;
     return at::isfinite(t).all().item<bool>();
