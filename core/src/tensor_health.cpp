@@ -101,8 +101,6 @@ struct FloatScan {
 
 // GCC/Clang vector extensions: 16 lanes, one AVX-512 register, two AVX2 or four SSE ones.
 typedef float v16f __attribute__((vector_size(64)));
-typedef std::int32_t v8i __attribute__((vector_size(32)));
-const v8i kExponentMask8 = v8i{} + std::int32_t(kExponentMask);  // broadcast to every lane
 
 // always_inline: compiled once per target of the clones below, not once generically.
 __attribute__((always_inline)) inline FloatScan scanFloatBody(const float *p, std::int64_t n)
@@ -154,43 +152,48 @@ NANSCOPE_SIMD_CLONES("avx512f", "avx2", "default") FloatScan scanFloatFast(const
     return scanFloatBody(p, n);
 }
 
-NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFiniteFloat(const float *p, std::int64_t n)
+// Any element whose exponent bits are all set (NaN or Inf), read as unsigned integers of the
+// float's width: 32 bits for float, 16 for fp16 and bf16. V is a vector of those integers; the
+// op-level tier runs this on every op output, and under fp16 emulation on every cast's output.
+template <typename V, typename U>
+__attribute__((always_inline)) inline bool anyExponentAllOnes(const U *p, std::int64_t n, U exponentMask)
 {
-    const v8i mask = kExponentMask8;
+    constexpr std::int64_t lanes = sizeof(V) / sizeof(U);
+    const V mask = V{} + exponentMask;
     constexpr std::int64_t chunk = 1024;  // early exit at chunk granularity
     std::int64_t i = 0;
-    while (i + 8 <= n) {
-        v8i any = {};
-        const std::int64_t end = (i + chunk < n ? i + chunk : n) - 7;
-        for (; i < end; i += 8) {
-            v8i bits;
+    while (i + lanes <= n) {
+        decltype(mask == mask) any = {};
+        const std::int64_t end = (i + chunk < n ? i + chunk : n) - (lanes - 1);
+        for (; i < end; i += lanes) {
+            V bits;
             std::memcpy(&bits, p + i, sizeof bits);
             any |= (bits & mask) == mask;
         }
-        for (int k = 0; k < 8; ++k)
+        for (std::int64_t k = 0; k < lanes; ++k)
             if (any[k])
                 return true;
     }
-    for (; i < n; ++i)
-        if (!std::isfinite(p[i]))
-            return true;
-    return false;
-}
-
-// fp16 and bf16 by bit pattern: NaN and Inf are the values whose exponent bits are all set. The
-// op-level tier checks every op output, and under fp16 emulation every cast makes one of these.
-bool anyNonFinite16(const std::uint16_t *p, std::int64_t n, std::uint16_t exponentMask)
-{
-    constexpr std::int64_t chunk = 4096;  // early exit at chunk granularity; the inner loop vectorises
-    for (std::int64_t i = 0; i < n; i += chunk) {
-        const std::int64_t end = i + chunk < n ? i + chunk : n;
-        int any = 0;
-        for (std::int64_t k = i; k < end; ++k)
-            any |= (p[k] & exponentMask) == exponentMask;
-        if (any)
+    for (; i < n; ++i) {
+        U bits;
+        std::memcpy(&bits, p + i, sizeof bits);  // the storage holds floats: read its bytes
+        if ((bits & exponentMask) == exponentMask)
             return true;
     }
     return false;
+}
+
+typedef std::uint32_t v8u32 __attribute__((vector_size(32)));
+typedef std::uint16_t v16u16 __attribute__((vector_size(32)));
+
+NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFiniteFloat(const std::uint32_t *bits, std::int64_t n)
+{
+    return anyExponentAllOnes<v8u32>(bits, n, std::uint32_t(kExponentMask));
+}
+
+NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFinite16(const std::uint16_t *bits, std::int64_t n, std::uint16_t mask)
+{
+    return anyExponentAllOnes<v16u16>(bits, n, mask);
 }
 
 TensorHealth scanFloat(const float *p, std::int64_t n)
@@ -290,7 +293,7 @@ bool allFinite(const at::Tensor &t)
     if (!t.defined() || t.numel() == 0 || !at::isFloatingType(t.scalar_type()))
         return true;
     if (t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous())
-        return !anyNonFiniteFloat(t.data_ptr<float>(), t.numel());
+        return !anyNonFiniteFloat(static_cast<const std::uint32_t *>(t.data_ptr()), t.numel());
     if (t.is_cpu() && t.is_contiguous() && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16))
         return !anyNonFinite16(static_cast<const std::uint16_t *>(t.data_ptr()), t.numel(),
                                t.scalar_type() == at::kHalf ? 0x7c00 : 0x7f80);
