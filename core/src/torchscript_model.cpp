@@ -18,6 +18,12 @@ at::Tensor outputTensor(const c10::IValue &out)
     return out.toTensor();
 }
 
+// The function shares the graph: the InstrumentedGraph's path table need not outlive this.
+std::unique_ptr<torch::jit::GraphFunction> runnable(const InstrumentedGraph &g, const char *name)
+{
+    return std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName(name), g.graph, nullptr);
+}
+
 }  // namespace
 
 std::string forwardOpOfBackwardNode(const std::string &node)
@@ -70,18 +76,15 @@ TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(std::mov
         throw std::invalid_argument("the model's forward takes " + std::to_string(args.size() - 1) +
                                     " arguments; NaNScope feeds it one input tensor");
     graph_ = instrumentForward(module_, ids);
-    function_ = std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName("nanscope.instrumented_forward"),
-                                                            graph_.graph, nullptr);
+    function_ = runnable(graph_, "nanscope.instrumented_forward");
     layerIds_ = std::move(ids);
 }
 
 bool TorchScriptModel::setHalfEmulation(bool on)
 {
-    if (on && !halfFunction_) {
-        halfGraph_ = instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/true);
-        halfFunction_ = std::make_unique<torch::jit::GraphFunction>(
-            c10::QualifiedName("nanscope.fp16_emulated_forward"), halfGraph_.graph, nullptr);
-    }
+    if (on && !halfFunction_)
+        halfFunction_ = runnable(instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/true),
+                                 "nanscope.fp16_emulated_forward");
     halfEmulation_ = on;
     return true;
 }

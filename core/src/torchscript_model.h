@@ -46,8 +46,7 @@ private:
     InstrumentedGraph graph_;
     std::unique_ptr<torch::jit::GraphFunction> function_;
     std::unordered_map<std::string, int> layerIds_;
-    InstrumentedGraph halfGraph_;  // built on the first setHalfEmulation(true)
-    std::unique_ptr<torch::jit::GraphFunction> halfFunction_;
+    std::unique_ptr<torch::jit::GraphFunction> halfFunction_;  // built on the first setHalfEmulation(true)
     bool halfEmulation_ = false;
 };
 
