@@ -56,6 +56,7 @@ private Q_SLOTS:
     void hugeFiniteValues();
     void emptyTensor();
     void deviceStatsMatchHostScan();
+    void deviceStatsOfEmptyAndAllNonFinite();
     void nonFiniteRowsNamesDatasetIndices();
     void discardedStepChangesNothing();
     void rollbackRestoresBuffersAndOptimizerBitForBit();
@@ -237,6 +238,29 @@ void TestCoreInternal::deviceStatsMatchHostScan()
     QCOMPARE(d.min, h.min);
     QCOMPARE(d.max, h.max);
     QVERIFY(std::fabs(d.finiteL2 - h.finiteL2) < 1e-9 * h.finiteL2);
+}
+
+void TestCoreInternal::deviceStatsOfEmptyAndAllNonFinite()
+{
+    // An empty tensor (a batch whose samples were all quarantined) has no minimum to reduce to.
+    const TensorHealth empty = healthFromStats(healthStatsOnDevice(torch::empty({0, 5})).contiguous().data_ptr<double>());
+    QCOMPARE(empty.numel, 0);
+    QCOMPARE(empty.nonFinite(), 0);
+    QVERIFY(std::isnan(empty.min) && std::isnan(empty.max) && std::isnan(empty.absMax));
+    QCOMPARE(empty.finiteL2, 0.0);
+    const at::Tensor bad = torch::tensor({NAN, INFINITY, -INFINITY, NAN});
+    const TensorHealth d = healthFromStats(healthStatsOnDevice(bad).contiguous().data_ptr<double>());
+    QCOMPARE(d.nan, 2);
+    QCOMPARE(d.posInf, 1);
+    QCOMPARE(d.negInf, 1);
+    QVERIFY(std::isnan(d.min) && std::isnan(d.max) && std::isnan(d.absMax));
+    QCOMPARE(d.finiteL2, 0.0);
+    // fp16 and doubles past float's range keep their values.
+    const at::Tensor wide = torch::tensor({1e300, -2.0}, torch::kDouble);
+    const TensorHealth w = healthFromStats(healthStatsOnDevice(wide).contiguous().data_ptr<double>());
+    QCOMPARE(w.nonFinite(), 0);
+    QCOMPARE(w.max, 1e300);
+    QCOMPARE(w.min, -2.0);
 }
 
 void TestCoreInternal::nonFiniteRowsNamesDatasetIndices()

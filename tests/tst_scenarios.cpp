@@ -1,4 +1,5 @@
 // Each reference scenario asserts what it measures: the step, the phase, the layer, the op.
+#include "health_compare.h"
 #include "run_collector.h"
 
 #include "nanscope/scenario.h"
@@ -7,6 +8,7 @@
 
 #include <cmath>
 #include <set>
+#include <tuple>
 
 using namespace nanscope;
 
@@ -22,6 +24,8 @@ private Q_SLOTS:
     void sqrtBackwardHasACleanForward();
     void safeTrainingRecovers();
     void sameSeedGivesIdenticalRecords();
+    void devicePathAgreesWithHostScan_data();
+    void devicePathAgreesWithHostScan();
 };
 
 void TestScenarios::origins_data()
@@ -189,6 +193,58 @@ void TestScenarios::sameSeedGivesIdenticalRecords()
     config.seed = 43;
     const auto c = runToEnd(config);
     QVERIFY(c->records.at(0)->loss != a->records.at(0)->loss);
+}
+
+void TestScenarios::devicePathAgreesWithHostScan_data()
+{
+    QTest::addColumn<QString>("scenario");
+    for (const ScenarioInfo &info : scenarios())
+        QTest::newRow(info.id.c_str()) << QString::fromStdString(info.id);
+}
+
+void TestScenarios::devicePathAgreesWithHostScan()
+{
+    // A CUDA run keeps each statistic on the device and reads the step's map back in one copy;
+    // run on the CPU here, that path must record what the host scan records, step for step.
+    QFETCH(QString, scenario);
+    RunConfig config;
+    config.scenario = scenario.toStdString();
+    config.steps = 12;
+    const auto host = runToEnd(config);
+    config.devicePathOnCpu = true;
+    const auto device = runToEnd(config);
+    QVERIFY2(host->summary.error.empty(), host->summary.error.c_str());
+    QVERIFY2(device->summary.error.empty(), device->summary.error.c_str());
+    QCOMPARE(device->records.size(), host->records.size());
+    QVERIFY(!host->records.empty());
+    for (std::size_t i = 0; i < host->records.size(); ++i) {
+        const StepRecord &h = *host->records[i], &d = *device->records[i];
+        const QByteArray where = QString("step %1").arg(h.step).toUtf8();
+        QVERIFY2(testing::closeOrBothNan(h.loss, d.loss), where);
+        QVERIFY2(testing::closeOrBothNan(h.gradNorm, d.gradNorm), where);
+        QCOMPARE(d.skipped, h.skipped);
+        QCOMPARE(d.origin.valid(), h.origin.valid());
+        QCOMPARE(int(d.origin.phase), int(h.origin.phase));
+        QCOMPARE(d.origin.layer, h.origin.layer);
+        QCOMPARE(d.origin.produced, h.origin.produced);
+        QCOMPARE(QString::fromStdString(d.origin.op), QString::fromStdString(h.origin.op));
+        QVERIFY2(testing::healthDiff(h.lossHealth, d.lossHealth).isEmpty(), where + " loss");
+        QCOMPARE(d.layers.size(), h.layers.size());
+        for (std::size_t l = 0; l < h.layers.size(); ++l) {
+            const LayerHealth &a = h.layers[l], &b = d.layers[l];
+            const QByteArray layer = where + " layer " + host->layers[l].path.c_str();
+            for (const auto &[name, x, y] : {std::tuple{"forward", &a.forward, &b.forward},
+                                             std::tuple{"grad", &a.grad, &b.grad},
+                                             std::tuple{"params", &a.params, &b.params},
+                                             std::tuple{"param grads", &a.paramGrads, &b.paramGrads}}) {
+                const QString diff = testing::healthDiff(*x, *y);
+                QVERIFY2(diff.isEmpty(), layer + " " + name + ": " + diff.toUtf8());
+            }
+            QCOMPARE(b.inputFinite, a.inputFinite);
+        }
+    }
+    QCOMPARE(device->summary.firstNonFiniteStep, host->summary.firstNonFiniteStep);
+    QCOMPARE(device->summary.rollbacks, host->summary.rollbacks);
 }
 
 QTEST_GUILESS_MAIN(TestScenarios)

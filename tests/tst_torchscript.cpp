@@ -11,9 +11,12 @@
 
 #include <torch/torch.h>
 
+#include "health_compare.h"  // Qt: after LibTorch, whose headers Qt's `slots` macro breaks
+
 #include <QtTest>
 
 #include <filesystem>
+#include <tuple>
 
 using namespace nanscope;
 
@@ -38,10 +41,11 @@ struct ProbedStep {
 };
 
 // One probed forward and backward of `loss = cross_entropy(out, labels)` (as the trainer runs it).
-ProbedStep probedStep(TorchScriptModel &model, const at::Tensor &x)
+ProbedStep probedStep(TorchScriptModel &model, const at::Tensor &x, bool devicePath = false)
 {
     ProbedStep s;
     Probe probe;
+    probe.setDevicePathOnCpu(devicePath);
     probe.beginStep(model, &s.record);
     probe.observeParameters(model);
     s.output = model.forward(x, &probe);
@@ -93,6 +97,8 @@ private Q_SLOTS:
     void backwardNodeToForwardOp();
     void inputShapeGuess();
     void fp16EmulationRoundsModuleOutputs();
+    void devicePathAgreesWithHostScan_data();
+    void devicePathAgreesWithHostScan();
 
 private:
     Fixtures f_;
@@ -289,6 +295,47 @@ void TestTorchScript::backwardOnlyNanOrigin()
     }
     QVERIFY(traced.inBackward);
     QCOMPARE(traced.op, std::string("SqrtBackward0"));
+}
+
+void TestTorchScript::devicePathAgreesWithHostScan_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("shape");
+    QTest::addRow("nested [6,5,4]") << "nested" << "6x5x4";  // gradients read through a view's base
+    QTest::addRow("cnn") << "cnn" << "2x3x16x16";
+    QTest::addRow("forward-nan") << "forward-nan" << "8x4";
+    QTest::addRow("backward-nan") << "backward-nan" << "8x4";
+}
+
+void TestTorchScript::devicePathAgreesWithHostScan()
+{
+    // The statistics a CUDA run keeps on the device until the end of the step, here on the CPU:
+    // every slot the hooks fill (re-observed outputs, views' bases, shared pre-hooks) must come
+    // out as the host scan fills it.
+    QFETCH(QString, kind);
+    QFETCH(QString, shape);
+    TorchScriptModel m(loadTorchScript(f_.model(kind.toStdString())));
+    m.setTraining(false);  // BatchNorm's running statistics do not move between the two passes
+    torch::manual_seed(4);
+    const at::Tensor x = shape == "6x5x4" ? torch::randn({6, 5, 4})
+                         : shape == "8x4" ? torch::randn({8, 4})
+                                          : torch::randn({2, 3, 16, 16});
+    const ProbedStep host = probedStep(m, x);
+    gradsAndZero(m);
+    const ProbedStep device = probedStep(m, x, true);
+    QVERIFY(device.forwardOrder == host.forwardOrder);
+    QVERIFY(testing::healthDiff(host.record.lossHealth, device.record.lossHealth).isEmpty());
+    for (const Layer &l : m.layers()) {
+        const LayerHealth &a = host.record.layers[l.id], &b = device.record.layers[l.id];
+        for (const auto &[name, x, y] : {std::tuple{"forward", &a.forward, &b.forward},
+                                         std::tuple{"grad", &a.grad, &b.grad},
+                                         std::tuple{"params", &a.params, &b.params},
+                                         std::tuple{"param grads", &a.paramGrads, &b.paramGrads}}) {
+            const QString diff = testing::healthDiff(*x, *y);
+            QVERIFY2(diff.isEmpty(), (l.path + " " + name + ": ").c_str() + diff.toUtf8());
+        }
+        QCOMPARE(b.inputFinite, a.inputFinite);
+    }
 }
 
 void TestTorchScript::backwardNodeToForwardOp()

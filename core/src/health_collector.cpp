@@ -11,7 +11,7 @@ HealthCollector::Measured HealthCollector::record(TensorHealth *slot, const at::
     if (!t.defined())
         return m;
     m.valid = true;
-    if (t.is_cpu()) {
+    if (t.is_cpu() && !devicePathOnCpu_) {
         m.host = computeHealth(t);
         slot->merge(m.host);
         return m;

@@ -24,6 +24,9 @@ public:
     void recordMerged(TensorHealth *slot, const std::vector<at::Tensor> &tensors);
     void resolve();
     void clear();
+    // CPU tensors take the device path too: statistics as tensors, read back in resolve(). The
+    // code a CUDA run takes, checkable where there is no GPU.
+    void setDevicePathOnCpu(bool on) { devicePathOnCpu_ = on; }
 
 private:
     struct Pending {
@@ -31,6 +34,7 @@ private:
         at::Tensor stats;
     };
     std::vector<Pending> pending_;
+    bool devicePathOnCpu_ = false;
 };
 
 }  // namespace nanscope

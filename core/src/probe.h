@@ -34,6 +34,8 @@ public:
     void observeParameterGradients(const ModelAdapter &model);
     // Reads everything back (one host read on a device) and fills the record.
     void finishStep();
+    // See HealthCollector::setDevicePathOnCpu().
+    void setDevicePathOnCpu(bool on) { collector_.setDevicePathOnCpu(on); }
 
     const std::vector<int> &forwardOrder() const { return forwardOrder_; }
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }

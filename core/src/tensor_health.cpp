@@ -253,24 +253,22 @@ TensorHealth computeHealth(const at::Tensor &input)
 
 at::Tensor healthStatsOnDevice(const at::Tensor &input)
 {
-    const at::Tensor t = input.detach().to(at::kFloat).reshape({-1});
-    const at::Tensor finite = at::isfinite(t);
-    const at::Tensor finiteVals = at::where(finite, t, at::zeros_like(t));
-    const at::Tensor inf = at::isinf(t);
-    const at::Tensor big = at::full_like(t, INFINITY);
-    const auto count = [](const at::Tensor &mask) { return mask.sum().to(at::kDouble).reshape({1}); };
-    const at::Tensor anyFinite = finite.any();
-    const auto orNan = [&](const at::Tensor &v) {
-        return at::where(anyFinite, v, at::full_like(v, NAN)).to(at::kDouble).reshape({1});
-    };
-    return at::cat({at::full({1}, double(t.numel()), t.options().dtype(at::kDouble)),
-                    count(at::isnan(t)),
-                    count(at::logical_and(inf, t > 0)),
-                    count(at::logical_and(inf, t < 0)),
-                    orNan(at::where(finite, t, big).min()),
-                    orNan(at::where(finite, t, -big).max()),
-                    orNan(finiteVals.abs().max()),
-                    finiteVals.to(at::kDouble).norm().reshape({1})});
+    // Each op is a kernel launch per observed tensor, so the statistics come from few of them:
+    // non-finite values are replaced so that they cannot win the min or the max, and a minimum
+    // still at +Inf afterwards means there was no finite value at all.
+    at::Tensor t = input.detach().reshape({-1});
+    if (t.scalar_type() != at::kDouble)
+        t = t.to(at::kFloat);  // double keeps its range; half types are reduced in float
+    const at::TensorOptions doubles = t.options().dtype(at::kDouble);
+    if (t.numel() == 0)  // nothing to reduce (min() of an empty tensor throws)
+        return at::cat({at::zeros({4}, doubles), at::full({3}, NAN, doubles), at::zeros({1}, doubles)});
+    const double inf = INFINITY;
+    const at::Tensor counts = at::stack({at::isnan(t).sum(), t.eq(inf).sum(), t.eq(-inf).sum()});
+    const at::Tensor minMax = at::stack({at::nan_to_num(t, inf, inf, inf).min(), at::nan_to_num(t, -inf, -inf, -inf).max()});
+    at::Tensor extremes = at::cat({minMax, minMax.abs().max().reshape({1})});
+    extremes = at::where(at::isinf(extremes), at::full_like(extremes, NAN), extremes);
+    const at::Tensor l2 = at::nan_to_num(t, 0.0, 0.0, 0.0).to(at::kDouble).norm().reshape({1});
+    return at::cat({at::full({1}, double(t.numel()), doubles), counts.to(at::kDouble), extremes.to(at::kDouble), l2});
 }
 
 TensorHealth healthFromStats(const double *s)

@@ -93,6 +93,7 @@ Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
             throw std::invalid_argument("CUDA was requested but LibTorch sees no CUDA device");
         model_->toDevice(config.device);
     }
+    probe_.setDevicePathOnCpu(config.devicePathOnCpu);
     buffers_ = model_->buffers();
     optimizer_ = makeOptimizer(setup.optimizer, model_->parameters(), lr_);
     applyPrecision();

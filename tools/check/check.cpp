@@ -1,5 +1,6 @@
-// nanscope_check [cpu|cuda] [steps] [fp32|fp16|bf16] [--no-bench]: every scenario through the
-// core in one precision, one line each, then the benchmark ratios. No Qt, so it builds wherever
+// nanscope_check [cpu|cuda] [steps] [fp32|fp16|bf16] [--no-bench] [--device-path]: every scenario
+// through the core in one precision, one line each, then the benchmark ratios. --device-path on
+// the CPU gathers the map as CUDA does (statistics as tensors, one read a step). No Qt, so it builds wherever
 // LibTorch does (the device check builds it against a pip wheel's LibTorch on a GPU machine).
 #include "nanscope/allocator.h"
 #include "nanscope/bench.h"
@@ -59,9 +60,21 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "nanscope_check: precision is fp32, fp16 or bf16, got '%s'\n", argv[3]);
         return 2;
     }
-    const bool bench = !(argc > 4 && std::strcmp(argv[4], "--no-bench") == 0);
+    bool bench = true;
+    bool devicePath = false;
+    for (int i = 4; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--no-bench") == 0) {
+            bench = false;
+        } else if (std::strcmp(argv[i], "--device-path") == 0) {
+            devicePath = true;
+        } else {
+            std::fprintf(stderr, "nanscope_check: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
     int failures = 0;
-    std::printf("precision %s on %s\n", nanscope::precisionLabel(precision, device).c_str(), device.c_str());
+    std::printf("precision %s on %s%s\n", nanscope::precisionLabel(precision, device).c_str(), device.c_str(),
+                devicePath ? " (device code path)" : "");
     for (const nanscope::ScenarioInfo &info : nanscope::scenarios()) {
         nanscope::Session session;
         Collector c;
@@ -70,6 +83,7 @@ int main(int argc, char **argv)
         config.scenario = info.id;
         config.device = device;
         config.steps = steps;
+        config.devicePathOnCpu = devicePath;
         nanscope::Controls controls = info.defaults;
         controls.precision = precision;
         config.controls = controls;

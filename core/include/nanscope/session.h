@@ -26,6 +26,9 @@ struct RunConfig {
     int snapshotEvery = 10;         // steps between snapshots of a checked-finite state
     int snapshotRing = 4;           // snapshots kept in memory
     bool opLevelOrigin = true;      // re-run the first non-finite step with op-level checks
+    // On the CPU, gather the map as a device does (statistics kept as tensors, read back once a
+    // step) instead of scanning each tensor at once: runs the CUDA code path without a GPU.
+    bool devicePathOnCpu = false;
 
     // A user's TorchScript file instead of a scenario (empty: the scenario runs).
     std::string modelPath;

@@ -1,0 +1,36 @@
+#pragma once
+// Test helper: two TensorHealth values measured two ways (the host scan and the device path)
+// agree: counts exactly, values to float rounding (the device path sums in another order).
+#include "nanscope/health.h"
+
+#include <QString>
+
+#include <algorithm>
+#include <cmath>
+
+namespace nanscope::testing {
+
+inline bool closeOrBothNan(double a, double b)
+{
+    if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) && std::isnan(b);
+    return a == b || std::fabs(a - b) <= 1e-5 * std::max(std::fabs(a), std::fabs(b));
+}
+
+// Empty when they agree, else what differs.
+inline QString healthDiff(const TensorHealth &host, const TensorHealth &device)
+{
+    if (host.present != device.present || host.numel != device.numel || host.nan != device.nan ||
+        host.posInf != device.posInf || host.negInf != device.negInf)
+        return QString("counts: host %1/%2/%3/%4 of %5, device %6/%7/%8/%9 of %10")
+            .arg(host.present).arg(host.nan).arg(host.posInf).arg(host.negInf).arg(host.numel)
+            .arg(device.present).arg(device.nan).arg(device.posInf).arg(device.negInf).arg(device.numel);
+    if (!closeOrBothNan(host.min, device.min) || !closeOrBothNan(host.max, device.max) ||
+        !closeOrBothNan(host.absMax, device.absMax) || !closeOrBothNan(host.finiteL2, device.finiteL2))
+        return QString("values: host min %1 max %2 absmax %3 l2 %4, device %5 %6 %7 %8")
+            .arg(host.min).arg(host.max).arg(host.absMax).arg(host.finiteL2)
+            .arg(device.min).arg(device.max).arg(device.absMax).arg(device.finiteL2);
+    return {};
+}
+
+}  // namespace nanscope::testing
