@@ -1,11 +1,14 @@
 // Core internals with real tensors: TensorHealth on hand-built tensors of each dtype, and the
 // trainer's guarantees (a discarded step changes nothing; a rollback restores everything).
+#include "op_tracer.h"
 #include "tensor_health.h"
 #include "trainer.h"
 
 #include <torch/torch.h>
 
 #include <QtTest>
+
+#include "health_compare.h"
 
 #include <cmath>
 
@@ -57,6 +60,9 @@ private Q_SLOTS:
     void emptyTensor();
     void deviceStatsMatchHostScan();
     void deviceStatsOfEmptyAndAllNonFinite();
+    void collectorDevicePathMatchesHostScan();
+    void tracerIgnoresWhatCopyOverwrites_data();
+    void tracerIgnoresWhatCopyOverwrites();
     void nonFiniteRowsNamesDatasetIndices();
     void discardedStepChangesNothing();
     void rollbackRestoresBuffersAndOptimizerBitForBit();
@@ -221,6 +227,15 @@ void TestCoreInternal::emptyTensor()
     QCOMPARE(computeHealth(at::Tensor()).present, false);
 }
 
+namespace {
+
+TensorHealth healthOnDevice(const at::Tensor &t)
+{
+    return healthFromRawStats(t.numel(), 0, rawStatsOnDevice(t).contiguous().data_ptr<double>());
+}
+
+}  // namespace
+
 void TestCoreInternal::deviceStatsMatchHostScan()
 {
     // The device path's reductions, run on the CPU here, agree with the fused host scan.
@@ -228,8 +243,7 @@ void TestCoreInternal::deviceStatsMatchHostScan()
     t[3] = NAN;
     t[7] = INFINITY;
     t[9] = -INFINITY;
-    const at::Tensor stats = healthStatsOnDevice(t).contiguous();
-    const TensorHealth d = healthFromStats(stats.data_ptr<double>());
+    const TensorHealth d = healthOnDevice(t);
     const TensorHealth h = computeHealth(t);
     QCOMPARE(d.numel, h.numel);
     QCOMPARE(d.nan, h.nan);
@@ -243,13 +257,13 @@ void TestCoreInternal::deviceStatsMatchHostScan()
 void TestCoreInternal::deviceStatsOfEmptyAndAllNonFinite()
 {
     // An empty tensor (a batch whose samples were all quarantined) has no minimum to reduce to.
-    const TensorHealth empty = healthFromStats(healthStatsOnDevice(torch::empty({0, 5})).contiguous().data_ptr<double>());
+    const TensorHealth empty = healthOnDevice(torch::empty({0, 5}));
     QCOMPARE(empty.numel, 0);
     QCOMPARE(empty.nonFinite(), 0);
     QVERIFY(std::isnan(empty.min) && std::isnan(empty.max) && std::isnan(empty.absMax));
     QCOMPARE(empty.finiteL2, 0.0);
     const at::Tensor bad = torch::tensor({NAN, INFINITY, -INFINITY, NAN});
-    const TensorHealth d = healthFromStats(healthStatsOnDevice(bad).contiguous().data_ptr<double>());
+    const TensorHealth d = healthOnDevice(bad);
     QCOMPARE(d.nan, 2);
     QCOMPARE(d.posInf, 1);
     QCOMPARE(d.negInf, 1);
@@ -257,10 +271,75 @@ void TestCoreInternal::deviceStatsOfEmptyAndAllNonFinite()
     QCOMPARE(d.finiteL2, 0.0);
     // fp16 and doubles past float's range keep their values.
     const at::Tensor wide = torch::tensor({1e300, -2.0}, torch::kDouble);
-    const TensorHealth w = healthFromStats(healthStatsOnDevice(wide).contiguous().data_ptr<double>());
+    const TensorHealth w = healthOnDevice(wide);
     QCOMPARE(w.nonFinite(), 0);
     QCOMPARE(w.max, 1e300);
     QCOMPARE(w.min, -2.0);
+}
+
+void TestCoreInternal::collectorDevicePathMatchesHostScan()
+{
+    // The device path stages tensors in rows of kRowWidth and reduces them together: sizes
+    // around a row's edge, every floating type, views, non-finite values at the edges, a tensor
+    // too large for the first staging buffer (a flush mid-step, then a larger buffer) and a
+    // second step reusing the buffer.
+    constexpr std::int64_t w = HealthCollector::kRowWidth;
+    torch::manual_seed(3);
+    HealthCollector collector;
+    collector.setDevicePathOnCpu(true);
+    for (int step = 0; step < 3; ++step) {
+        std::vector<at::Tensor> tensors;
+        for (const std::int64_t n : {std::int64_t(1), w - 1, w, w + 1, 3 * w + 5})
+            tensors.push_back(torch::randn({n}) * (step + 1));
+        tensors[1][0] = NAN;
+        tensors[2][w - 1] = INFINITY;
+        tensors[3][w] = -INFINITY;
+        tensors.push_back(torch::full({7}, NAN));                          // nothing finite
+        tensors.push_back(torch::randn({40, 30}).t());                     // not contiguous
+        tensors.push_back(torch::randn({w + 3}).to(torch::kHalf));
+        tensors.push_back((torch::randn({2 * w}) * 1e30).to(torch::kBFloat16));
+        tensors.push_back(torch::tensor({1e300, -1.0, double(NAN)}, torch::kDouble));  // reduced on its own
+        tensors.push_back(torch::empty({0, 4}));
+        tensors.push_back(torch::arange(10));                                 // integers
+        tensors.push_back(torch::randn({1100 * w}));  // past the initial 1024 rows
+        tensors.push_back(torch::randn({5}));
+        std::vector<TensorHealth> healths(tensors.size() + 1);
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const HealthCollector::Measured m = collector.record(&healths[i], tensors[i]);
+            if (i == 3)
+                collector.recordAgain(&healths.back(), m);
+        }
+        collector.resolve();
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const QString diff = testing::healthDiff(computeHealth(tensors[i]), healths[i]);
+            QVERIFY2(diff.isEmpty(), QString("step %1 tensor %2: %3").arg(step).arg(i).arg(diff).toUtf8());
+        }
+        QVERIFY(testing::healthDiff(computeHealth(tensors[3]), healths.back()).isEmpty());
+    }
+}
+
+void TestCoreInternal::tracerIgnoresWhatCopyOverwrites_data()
+{
+    QTest::addColumn<float>("oldValue");
+    QTest::addRow("destination held 0") << 0.0f;
+    QTest::addRow("destination held NaN") << float(NAN);  // uninitialised memory can hold anything
+}
+
+void TestCoreInternal::tracerIgnoresWhatCopyOverwrites()
+{
+    // A cast to fp16 overflows in copy_: it is the producer, whatever its destination held.
+    QFETCH(float, oldValue);
+    at::Tensor destination = torch::full({4}, oldValue, torch::kHalf);
+    const at::Tensor source = torch::full({4}, 1.0e6f);
+    TracedOp traced;
+    {
+        OpTracer tracer;
+        destination.copy_(source);
+        traced = tracer.result();
+    }
+    QVERIFY(traced.found);
+    QCOMPARE(traced.op, std::string("aten::copy_"));
+    QVERIFY(std::isinf(destination[0].item<float>()));
 }
 
 void TestCoreInternal::nonFiniteRowsNamesDatasetIndices()

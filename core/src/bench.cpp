@@ -96,7 +96,7 @@ const std::vector<std::string> &benchModelNames()
 
 std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
                                        const std::string &device, Precision precision,
-                                       const std::vector<std::string> &models)
+                                       const std::vector<std::string> &models, bool devicePathOnCpu)
 {
     const std::vector<std::string> &all = benchModelNames();
     for (const std::string &m : models)
@@ -112,6 +112,7 @@ std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(cons
         config.opLevelOrigin = false;
         config.snapshotEvery = 1 << 30;
         config.device = device;
+        config.devicePathOnCpu = devicePathOnCpu;
         Controls controls;
         controls.precision = precision;
         config.controls = controls;

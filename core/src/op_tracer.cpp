@@ -110,7 +110,13 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction &fn)
         ctx->inputsFinite = false;  // uninitialised output by design
         return ctx;
     }
-    ctx->inputsFinite = hasFloatingInput(fn.inputs()) && !anyNonFinite(fn.inputs(), /*useMemo=*/true);
+    // copy_, fill_ and zero_ overwrite their first argument: what it held (often uninitialised
+    // memory from empty) is not an input, and counting it would make the verdict depend on garbage.
+    c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+    if (!inputs.empty() && (std::strcmp(name, "aten::copy_") == 0 || std::strcmp(name, "aten::fill_") == 0 ||
+                            std::strcmp(name, "aten::zero_") == 0))
+        inputs = inputs.slice(1);
+    ctx->inputsFinite = hasFloatingInput(inputs) && !anyNonFinite(inputs, /*useMemo=*/true);
     return ctx;
 }
 

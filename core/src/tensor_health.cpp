@@ -4,6 +4,7 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -251,38 +252,37 @@ TensorHealth computeHealth(const at::Tensor &input)
     }
 }
 
-at::Tensor healthStatsOnDevice(const at::Tensor &input)
+at::Tensor rawStatsOnDevice(const at::Tensor &input)
 {
-    // Each op is a kernel launch per observed tensor, so the statistics come from few of them:
-    // non-finite values are replaced so that they cannot win the min or the max, and a minimum
-    // still at +Inf afterwards means there was no finite value at all.
+    // Non-finite values are replaced so that they cannot win the min or the max; a minimum still
+    // at +Inf afterwards means there was no finite value at all.
     at::Tensor t = input.detach().reshape({-1});
     if (t.scalar_type() != at::kDouble)
         t = t.to(at::kFloat);  // double keeps its range; half types are reduced in float
     const at::TensorOptions doubles = t.options().dtype(at::kDouble);
-    if (t.numel() == 0)  // nothing to reduce (min() of an empty tensor throws)
-        return at::cat({at::zeros({4}, doubles), at::full({3}, NAN, doubles), at::zeros({1}, doubles)});
     const double inf = INFINITY;
-    const at::Tensor counts = at::stack({at::isnan(t).sum(), t.eq(inf).sum(), t.eq(-inf).sum()});
-    const at::Tensor minMax = at::stack({at::nan_to_num(t, inf, inf, inf).min(), at::nan_to_num(t, -inf, -inf, -inf).max()});
-    at::Tensor extremes = at::cat({minMax, minMax.abs().max().reshape({1})});
-    extremes = at::where(at::isinf(extremes), at::full_like(extremes, NAN), extremes);
-    const at::Tensor l2 = at::nan_to_num(t, 0.0, 0.0, 0.0).to(at::kDouble).norm().reshape({1});
-    return at::cat({at::full({1}, double(t.numel()), doubles), counts.to(at::kDouble), extremes.to(at::kDouble), l2});
+    if (t.numel() == 0)  // nothing to reduce (min() of an empty tensor throws)
+        return at::cat({at::zeros({4}, doubles), at::full({2}, inf, doubles)});
+    const at::Tensor counts = at::stack({at::isnan(t).sum(), t.eq(inf).sum(), t.eq(-inf).sum()}).to(at::kDouble);
+    const at::Tensor norm = at::linalg_vector_norm(at::nan_to_num(t, 0.0, 0.0, 0.0), 2, c10::nullopt, false, at::kDouble);
+    const at::Tensor mins = at::stack({at::nan_to_num(t, inf, inf, inf).min(), at::nan_to_num(t, -inf, -inf, -inf).max().neg()});
+    return at::cat({counts, norm.pow(2).reshape({1}), mins.to(at::kDouble)});
 }
 
-TensorHealth healthFromStats(const double *s)
+TensorHealth healthFromRawStats(std::int64_t numel, std::int64_t paddingNans, const double *raw)
 {
     TensorHealth h;
     h.present = true;
-    h.numel = static_cast<std::int64_t>(s[0]);
-    h.nan = static_cast<std::int64_t>(s[1]);
-    h.posInf = static_cast<std::int64_t>(s[2]);
-    h.negInf = static_cast<std::int64_t>(s[3]);
-    h.min = s[4];
-    h.max = s[5];
-    h.absMax = s[6];
-    h.finiteL2 = s[7];
+    h.numel = numel;
+    h.nan = static_cast<std::int64_t>(raw[0]) - paddingNans;
+    h.posInf = static_cast<std::int64_t>(raw[1]);
+    h.negInf = static_cast<std::int64_t>(raw[2]);
+    h.finiteL2 = std::sqrt(raw[3]);
+    if (std::isfinite(raw[4])) {  // else no element was finite: min, max and absMax stay NaN
+        h.min = raw[4];
+        h.max = -raw[5];
+        h.absMax = std::max(std::fabs(h.min), std::fabs(h.max));
+    }
     return h;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Computing TensorHealth from tensors. CPU tensors: one fused pass over the data. CUDA tensors:
-// device-side reductions into a small stats tensor, read back once per step by HealthCollector.
+// device-side reductions, read back once per step by HealthCollector.
 #include "nanscope/health.h"
 
 #include <ATen/core/Tensor.h>
@@ -12,10 +12,14 @@ namespace nanscope {
 // One fused pass on the host; device tensors are copied to the host first (tests, one-offs).
 TensorHealth computeHealth(const at::Tensor &t);
 
-// Device-side: a float64 tensor of kStatsSize values, see healthFromStats().
-constexpr int kStatsSize = 8;
-at::Tensor healthStatsOnDevice(const at::Tensor &t);
-TensorHealth healthFromStats(const double *stats);
+// Device-side raw statistics of one tensor, a float64 tensor of kRawStatsSize values: the counts
+// of NaN, +Inf and -Inf, the sum of squares of the finite part, the finite minimum and the finite
+// maximum negated (both +Inf when nothing is finite: every column but the sums reduces by min).
+// HealthCollector reduces many tensors at once instead.
+constexpr int kRawStatsSize = 6;
+at::Tensor rawStatsOnDevice(const at::Tensor &t);
+// `paddingNans`: NaNs counted in the raw statistics that are not the tensor's own.
+TensorHealth healthFromRawStats(std::int64_t numel, std::int64_t paddingNans, const double *raw);
 
 // True when every element is finite; cheaper than full health (stops at the first bad value).
 bool allFinite(const at::Tensor &t);

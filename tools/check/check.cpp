@@ -102,7 +102,7 @@ int main(int argc, char **argv)
         failures += s.error.empty() ? 0 : 1;
     }
     if (bench)
-        for (const auto &b : nanscope::runBenchmarks(30, nullptr, device, precision))
+        for (const auto &b : nanscope::runBenchmarks(30, nullptr, device, precision, {}, devicePath))
             std::printf("bench %-5s off=%.3fms map=%.3fms (x%.3f) op=%.3fms (x%.3f)\n", b.model.c_str(), b.probeOffMs,
                         b.fullMapMs, b.fullMapRatio(), b.opLevelMs, b.opLevelRatio());
     return failures == 0 ? 0 : 1;

@@ -28,9 +28,10 @@ const std::vector<std::string> &benchModelNames();  // "mlp", "cnn", "deep"
 // Interleaves the three variants round by round so that machine noise hits all of them alike.
 // `device` "cpu" or "cuda" (each step then ends with a device synchronisation), in `precision`;
 // `models` a subset of benchModelNames() (empty: all). Throws std::invalid_argument on an unknown one.
+// `devicePathOnCpu`: see RunConfig (what the device path costs in dispatched ops, on the CPU).
 std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
                                        const std::string &device = "cpu", Precision precision = Precision::FP32,
-                                       const std::vector<std::string> &models = {});
+                                       const std::vector<std::string> &models = {}, bool devicePathOnCpu = false);
 
 // The same for a user's TorchScript file (config.modelPath and its data fields).
 BenchResult benchModel(const RunConfig &config, int rounds);
