@@ -1,7 +1,8 @@
 #pragma once
-// Test helper: two TensorHealth values measured two ways (the host scan and the device path)
-// agree: counts exactly, values to float rounding (the device path sums in another order).
+// Test helper: health measured two ways (the host scan and the device path) agrees: counts
+// exactly, values to float rounding (the device path sums in another order).
 #include "nanscope/health.h"
+#include "nanscope/records.h"
 
 #include <QString>
 
@@ -30,6 +31,26 @@ inline QString healthDiff(const TensorHealth &host, const TensorHealth &device)
         return QString("values: host min %1 max %2 absmax %3 l2 %4, device %5 %6 %7 %8")
             .arg(host.min).arg(host.max).arg(host.absMax).arg(host.finiteL2)
             .arg(device.min).arg(device.max).arg(device.absMax).arg(device.finiteL2);
+    return {};
+}
+
+// Empty when every part of a layer's map agrees (see healthDiff), else the first that differs.
+inline QString layerHealthDiff(const LayerHealth &host, const LayerHealth &device)
+{
+    const struct {
+        const char *name;
+        const TensorHealth &a, &b;
+    } parts[] = {{"forward", host.forward, device.forward},
+                 {"grad", host.grad, device.grad},
+                 {"params", host.params, device.params},
+                 {"param grads", host.paramGrads, device.paramGrads}};
+    for (const auto &p : parts) {
+        const QString diff = healthDiff(p.a, p.b);
+        if (!diff.isEmpty())
+            return QString::fromLatin1(p.name) + ": " + diff;
+    }
+    if (host.inputFinite != device.inputFinite)
+        return QStringLiteral("input finite: host %1, device %2").arg(host.inputFinite).arg(device.inputFinite);
     return {};
 }
 
