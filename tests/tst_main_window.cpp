@@ -14,6 +14,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -279,6 +280,11 @@ void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
     w.nanMap()->setKind(MapKind::Fp16Headroom);
     QCOMPARE(w.nanMap()->shownValue(1, 3), 30000.0 / 65504.0);
     QVERIFY(w.nanMap()->describeCell(1, 3).contains(QLatin1String("45.8% of fp16")));
+    // The precision control says what fp16 means on the selected device, as the report does.
+    QComboBox *precision = w.controlPanel()->precisionBox();
+    QCOMPARE(w.controlPanel()->deviceBox()->currentData().toString(), QStringLiteral("cpu"));
+    QCOMPARE(precision->itemText(precision->findData(int(Precision::FP16))), QStringLiteral("fp16 (emulated on CPU)"));
+    QCOMPARE(precision->itemText(precision->findData(int(Precision::BF16))), QStringLiteral("bf16"));
 }
 
 void TestMainWindow::resetMidRunClearsEverything()

@@ -4,6 +4,7 @@
 #include "model_opener.h"
 
 #include "nanscope/devices.h"
+#include "nanscope/precision.h"
 #include "nanscope/scenario.h"
 
 #include <QCheckBox>
@@ -73,10 +74,10 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     clip_->setDecimals(3);
     clip_->setKeyboardTracking(false);
     precision_ = new QComboBox;
-    precision_->addItem(tr("fp32"), int(Precision::FP32));
-    precision_->addItem(tr("fp16"), int(Precision::FP16));
-    precision_->addItem(tr("bf16"), int(Precision::BF16));
+    for (const Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+        precision_->addItem(QString(), int(p));
     precision_->setItemData(1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"), Qt::ToolTipRole);
+    labelPrecisions();
     liveForm->addRow(tr("Learning rate"), lr_);
     liveForm->addRow(clipOn_, clip_);
     liveForm->addRow(tr("Precision"), precision_);
@@ -109,9 +110,18 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     connect(precision_, &QComboBox::currentIndexChanged, this, &ControlPanel::emitControls);
     for (QCheckBox *c : {clipOn_, quarantine_, zeroGrads_, rollback_, pause_})
         connect(c, &QCheckBox::toggled, this, &ControlPanel::emitControls);
+    connect(device_, &QComboBox::currentIndexChanged, this, &ControlPanel::labelPrecisions);
     connect(clipOn_, &QCheckBox::toggled, clip_, &QWidget::setEnabled);
     connect(rollback_, &QCheckBox::toggled, maxRetries_, &QWidget::setEnabled);
     loadScenarioDefaults();
+}
+
+void ControlPanel::labelPrecisions()
+{
+    // The same words as the report and the event log: "fp16 (emulated on CPU)" on the CPU.
+    const std::string device = device_->currentData().toString().toStdString();
+    for (int i = 0; i < precision_->count(); ++i)
+        precision_->setItemText(i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
 }
 
 QString ControlPanel::scenario() const { return modelSelected() ? QString() : scenario_->currentData().toString(); }

@@ -53,6 +53,7 @@ Q_SIGNALS:
 
 private:
     void emitControls();
+    void labelPrecisions();  // for the selected device
 
     QComboBox *scenario_ = nullptr;
     QComboBox *device_ = nullptr;

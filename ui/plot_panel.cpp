@@ -11,6 +11,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace nanscope {
 
 namespace {
@@ -43,6 +45,11 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
         cursors_[i]->setVisible(false);
         connect(plots_[i]->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
                 [this, i] { syncStepAxes(plots_[i]); });
+        // As many value ticks as the plot's height has room for: a short plot with five labels
+        // overprints them.
+        connect(plots_[i], &QCustomPlot::beforeReplot, this, [plot = plots_[i]] {
+            plot->yAxis->ticker()->setTickCount(std::clamp(plot->axisRect()->height() / 30, 2, 5));
+        });
         connect(plots_[i], &QCustomPlot::mouseWheel, this, [this] { followRun_ = false; });
         connect(plots_[i], &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { pressPos_ = e->position().toPoint(); });
         connect(plots_[i], &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
@@ -79,7 +86,6 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     lossScalePlot()->yAxis->setScaleType(QCPAxis::stLogarithmic);
     lossScalePlot()->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
     lossScalePlot()->setVisible(false);
-    lrPlot()->yAxis->ticker()->setTickCount(3);
     lossPlot()->legend->setVisible(false);  // one series: the axis names it
 
     connect(logScale_, &QCheckBox::toggled, this, &PlotPanel::setLogScale);
@@ -200,9 +206,7 @@ void PlotPanel::setLogScale(bool on)
         if (p == lossScalePlot())
             continue;  // always logarithmic
         p->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-        QSharedPointer<QCPAxisTicker> ticker(on ? new QCPAxisTickerLog : new QCPAxisTicker);
-        ticker->setTickCount(p == lrPlot() ? 3 : 5);
-        p->yAxis->setTicker(ticker);
+        p->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(on ? new QCPAxisTickerLog : new QCPAxisTicker));
         fitValueAxis(p);
     }
     replotAll();
