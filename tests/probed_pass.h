@@ -16,9 +16,12 @@ struct ProbedPass {
 };
 
 // Without `backward` the output comes back detached: no graph keeps the probe's hooks alive.
-inline ProbedPass probedPass(ModelAdapter &model, const at::Tensor &x, StepRecord &record, bool backward = true)
+// `devicePathOnCpu`: see HealthCollector::setDevicePathOnCpu().
+inline ProbedPass probedPass(ModelAdapter &model, const at::Tensor &x, StepRecord &record, bool backward = true,
+                             bool devicePathOnCpu = false)
 {
     Probe probe;
+    probe.setDevicePathOnCpu(devicePathOnCpu);
     probe.beginStep(model, &record);
     ProbedPass p;
     p.output = model.forward(x, &probe);

@@ -1,6 +1,8 @@
 // Core internals with real tensors: TensorHealth on hand-built tensors of each dtype, and the
 // trainer's guarantees (a discarded step changes nothing; a rollback restores everything).
+#include "observed_sequential.h"
 #include "op_tracer.h"
+#include "probed_pass.h"
 #include "tensor_health.h"
 #include "trainer.h"
 
@@ -62,6 +64,9 @@ private Q_SLOTS:
     void deviceStatsOfEmptyAndAllNonFinite();
     void collectorDevicePathMatchesHostScan();
     void tracerIgnoresWhatCopyOverwrites_data();
+    void reluHealthFollowsFromItsInput_data();
+    void reluHealthFollowsFromItsInput();
+    void reusedScansMatchScanningEveryTensor();
     void tracerIgnoresWhatCopyOverwrites();
     void nonFiniteRowsNamesDatasetIndices();
     void discardedStepChangesNothing();
@@ -340,6 +345,88 @@ void TestCoreInternal::tracerIgnoresWhatCopyOverwrites()
     QVERIFY(traced.found);
     QCOMPARE(traced.op, std::string("aten::copy_"));
     QVERIFY(std::isinf(destination[0].item<float>()));
+}
+
+void TestCoreInternal::reluHealthFollowsFromItsInput_data()
+{
+    QTest::addColumn<QString>("kind");
+    for (const char *kind : {"normal", "all negative", "all positive", "NaN", "+Inf", "-Inf", "positive and -Inf", "only -Inf and NaN",
+                             "only NaN", "past float's square", "empty", "odd length", "half"})
+        QTest::newRow(kind) << QString::fromLatin1(kind);
+}
+
+void TestCoreInternal::reluHealthFollowsFromItsInput()
+{
+    // A ReLU's output is not scanned: its health comes from its input's scan. It must be what a
+    // scan of the output gives, with the fast path's L2 bit for bit.
+    QFETCH(QString, kind);
+    torch::manual_seed(11);
+    at::Tensor x = torch::randn({4099});
+    if (kind == "all negative")
+        x = -x.abs() - 1;
+    else if (kind == "all positive")
+        x = x.abs() + 1;
+    else if (kind == "NaN")
+        x[17] = NAN;
+    else if (kind == "+Inf")
+        x[4098] = INFINITY;
+    else if (kind == "-Inf")
+        x[0] = -INFINITY;
+    else if (kind == "positive and -Inf")
+        x = torch::tensor({2.0f, -INFINITY, 3.0f});
+    else if (kind == "only -Inf and NaN")
+        x = torch::tensor({-INFINITY, NAN, -INFINITY});
+    else if (kind == "only NaN")
+        x = torch::full({40}, NAN);
+    else if (kind == "past float's square")
+        x[5] = 3e19f;
+    else if (kind == "empty")
+        x = torch::empty({0});
+    else if (kind == "odd length")
+        x = torch::randn({37});
+    else if (kind == "half")
+        x = x.to(torch::kHalf);
+    double positive = -1;
+    const TensorHealth in = computeHealth(x, &positive);
+    QVERIFY(positive >= 0);
+    const TensorHealth derived = reluHealth(in, positive);
+    // (CPU LibTorch 1.13 has no fp16 relu; through float it is exact.)
+    const TensorHealth scanned = computeHealth(
+        x.scalar_type() == torch::kHalf ? torch::relu(x.to(torch::kFloat)).to(torch::kHalf) : torch::relu(x));
+    const QString diff = testing::healthDiff(scanned, derived);
+    QVERIFY2(diff.isEmpty(), diff.toUtf8());
+    if (kind == "normal" || kind == "all positive" || kind == "odd length")
+        QCOMPARE(derived.finiteL2, scanned.finiteL2);  // exactly, not only to rounding
+}
+
+void TestCoreInternal::reusedScansMatchScanningEveryTensor()
+{
+    // On the host a ReLU's output health comes from its input's scan, Flatten's from the tensor
+    // it reshapes, and the model's input from its first layer's; the device path scans every
+    // tensor itself. Both must give the same map, with NaN and Inf flowing through.
+    namespace nn = torch::nn;
+    torch::manual_seed(5);
+    ObservedSequential m("SmallCNN");
+    m.add("conv", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1))));
+    m.add("relu", nn::AnyModule(nn::ReLU()));
+    m.add("pool", nn::AnyModule(nn::MaxPool2d(2)));
+    m.add("flatten", nn::AnyModule(nn::Flatten()));
+    m.add("fc", nn::AnyModule(nn::Linear(4 * 4 * 4, 3)));
+    m.finalize();
+    at::Tensor x = torch::randn({2, 3, 8, 8});
+    x[0][1][2][3] = INFINITY;
+    x[1][2][7][7] = NAN;
+    StepRecord host, device;
+    testing::probedPass(m, x, host);
+    testing::probedPass(m, x, device, true, /*devicePathOnCpu=*/true);
+    for (const Layer &l : m.layers()) {
+        const QString diff = testing::layerHealthDiff(device.layers[l.id], host.layers[l.id]);
+        QVERIFY2(diff.isEmpty(), (l.path + " ").c_str() + diff.toUtf8());
+    }
+    const LayerHealth &relu = host.layers[2], &flatten = host.layers[4];
+    QVERIFY(relu.forward.nan > 0 && relu.forward.posInf > 0 && relu.forward.negInf == 0);
+    QCOMPARE(flatten.forward.numel, 2 * 4 * 4 * 4);
+    QCOMPARE(flatten.forward.finiteL2, host.layers[3].forward.finiteL2);
 }
 
 void TestCoreInternal::nonFiniteRowsNamesDatasetIndices()

@@ -33,7 +33,7 @@ HealthCollector::Measured HealthCollector::record(TensorHealth *slot, const at::
         return m;
     m.valid = true;
     if (t.is_cpu() && !devicePathOnCpu_) {
-        m.host = computeHealth(t);
+        m.host = computeHealth(t, &m.positiveSumSq);
         slot->merge(m.host);
         return m;
     }

@@ -18,7 +18,8 @@ public:
     // module's output that is also its container's output).
     struct Measured {
         TensorHealth host;
-        int segment = -1;  // on a device: its place among the step's statistics
+        double positiveSumSq = -1;  // on the host: see computeHealth(); -1 where unknown
+        int segment = -1;           // on a device: its place among the step's statistics
         bool valid = false;
     };
     // `slot` must stay valid until resolve().

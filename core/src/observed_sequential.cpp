@@ -26,6 +26,8 @@ ObservedSequential::ObservedSequential(std::string rootType)
 void ObservedSequential::add(const std::string &name, torch::nn::AnyModule module)
 {
     root_->register_module(name, module.ptr());
+    const auto relu = std::dynamic_pointer_cast<torch::nn::ReLUImpl>(module.ptr());
+    plainRelu_.push_back(relu && !relu->options.inplace());
     children_.emplace_back(name, std::move(module));
 }
 
@@ -60,11 +62,13 @@ at::Tensor ObservedSequential::forward(const at::Tensor &input, Probe *probe)
     at::Tensor x = input;
     // Children are layers 1..n in registration order (pre-order of a flat container).
     int id = 1;
-    for (auto &child : children_) {
-        at::Tensor y = child.second.forward(x);
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+        at::Tensor y = children_[i].second.forward(x);
         if (halfEmulation_)
             y = roundThroughHalf(y);  // what the layer's fp16 output would hold on a GPU
-        if (probe)
+        if (probe && plainRelu_[i] && !halfEmulation_)
+            probe->observeRelu(id, x, y);  // its health follows from x's scan: no second read
+        else if (probe)
             probe->observe(id, x, y);
         x = y;
         ++id;

@@ -40,6 +40,7 @@ public:
 private:
     std::shared_ptr<torch::nn::Module> root_;
     std::vector<std::pair<std::string, torch::nn::AnyModule>> children_;
+    std::vector<bool> plainRelu_;  // per child: a ReLU that is not in place
     std::vector<Layer> layers_;
     std::vector<std::string> frozen_;
     std::vector<std::vector<at::Tensor>> ownParameters_;

@@ -72,6 +72,22 @@ void Probe::hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std
     lastHookTargets_ = targets;
 }
 
+namespace {
+
+// `t` holds exactly what `held` held when its version was `version`: the same tensor, or a view of
+// all of it laid out the same way (Flatten's output is its input, reshaped).
+bool sameValues(const at::Tensor &held, std::int64_t version, const at::Tensor &t)
+{
+    if (!held.defined() || t._version() != version)
+        return false;
+    if (held.is_same(t))
+        return true;
+    return held.data_ptr() == t.data_ptr() && held.numel() == t.numel() && held.scalar_type() == t.scalar_type() &&
+           held.device() == t.device() && held.is_contiguous() && t.is_contiguous();
+}
+
+}  // namespace
+
 void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output)
 {
     recordForward(layer, input, output);
@@ -107,17 +123,38 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
 void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output)
 {
     recordForward(layer, input, output);
-    LayerHealth &lh = record_->layers[layer];
-    if (output.requires_grad()) {
-        TensorHealth *slot = &lh.grad;
-        output.register_hook([this, slot, layer](const at::Tensor &grad) {
-            collector_.record(slot, grad);
-            backwardOrder_.push_back(layer);
-        });
-    }
+    hookOutputGradient(layer, output);
 }
 
-void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output)
+void Probe::observeRelu(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    const bool follows = sameValues(lastOutput_, lastOutputVersion_, input) && lastMeasured_.valid &&
+                         lastMeasured_.segment < 0 && lastMeasured_.positiveSumSq >= 0;
+    if (!follows) {
+        observe(layer, input, output);
+        return;
+    }
+    HealthCollector::Measured derived;
+    derived.host = reluHealth(lastMeasured_.host, lastMeasured_.positiveSumSq);
+    derived.positiveSumSq = lastMeasured_.positiveSumSq;  // relu(relu(x)) keeps the same squares
+    derived.valid = true;
+    recordForward(layer, input, output, &derived);
+    hookOutputGradient(layer, output);
+}
+
+void Probe::hookOutputGradient(int layer, const at::Tensor &output)
+{
+    if (!output.requires_grad())
+        return;
+    TensorHealth *slot = &record_->layers[layer].grad;
+    output.register_hook([this, slot, layer](const at::Tensor &grad) {
+        collector_.record(slot, grad);
+        backwardOrder_.push_back(layer);
+    });
+}
+
+void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
+                          const HealthCollector::Measured *known)
 {
     LayerHealth &lh = record_->layers[layer];
     forwardOrder_.push_back(layer);
@@ -129,11 +166,23 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
                 source.fromLayer = it->second;
                 break;
             }
-        if (source.fromLayer < 0)
-            collector_.record(&inputScratch_[layer], input.detach());
+        if (source.fromLayer < 0) {
+            if (sameValues(lastInput_, lastInputVersion_, input)) {
+                collector_.recordAgain(&inputScratch_[layer], lastInputMeasured_);
+            } else {
+                lastInputMeasured_ = collector_.record(&inputScratch_[layer], input.detach());
+                lastInput_ = input;
+                lastInputVersion_ = input._version();
+            }
+        }
         inputSources_.push_back(source);
     }
-    if (lastOutput_.defined() && lastOutput_.is_same(output) && lastOutputVersion_ == output._version()) {
+    if (known) {
+        collector_.recordAgain(&lh.forward, *known);
+        lastMeasured_ = *known;
+        lastOutput_ = output;
+        lastOutputVersion_ = output._version();
+    } else if (sameValues(lastOutput_, lastOutputVersion_, output)) {
         collector_.recordAgain(&lh.forward, lastMeasured_);
     } else {
         lastMeasured_ = collector_.record(&lh.forward, output.detach());
@@ -143,10 +192,21 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
     recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
 }
 
+void Probe::noteInput(const at::Tensor &input, const TensorHealth &health)
+{
+    lastInput_ = input;
+    lastInputVersion_ = input._version();
+    lastInputMeasured_ = {};
+    lastInputMeasured_.host = health;
+    lastInputMeasured_.valid = true;
+}
+
 void Probe::forgetLast()
 {
     lastOutput_ = at::Tensor();
     lastMeasured_ = {};
+    lastInput_ = at::Tensor();
+    lastInputMeasured_ = {};
     lastHookNode_.reset();
     lastHookTargets_.reset();
 }

@@ -27,11 +27,17 @@ public:
     // in-place op (relu_, add_) rewrites the tensor afterwards, where a tensor hook would follow
     // the tensor to its newest version or be dropped. For graphs with in-place ops (TorchScript).
     void observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output);
+    // As observe(), for a ReLU (not in place) whose input is the output observed just before:
+    // its forward health follows from that output's scan (reluHealth()) instead of a scan of its own.
+    void observeRelu(int layer, const at::Tensor &input, const at::Tensor &output);
     void observeLoss(const at::Tensor &loss);
     // Before forward: the parameters the forward pass will use.
     void observeParameters(const ModelAdapter &model);
     // After backward: the parameters' gradients.
     void observeParameterGradients(const ModelAdapter &model);
+    // `input`'s health is already known (the trainer scanned the batch): a layer it goes to
+    // reuses it.
+    void noteInput(const at::Tensor &input, const TensorHealth &health);
     // Reads everything back (one host read on a device) and fills the record.
     void finishStep();
     // See HealthCollector::setDevicePathOnCpu().
@@ -41,7 +47,10 @@ public:
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }
 
 private:
-    void recordForward(int layer, const at::Tensor &input, const at::Tensor &output);
+    // `known`: the output's health, already measured (else it is scanned here).
+    void recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
+                       const HealthCollector::Measured *known = nullptr);
+    void hookOutputGradient(int layer, const at::Tensor &output);
     struct GradTargets;
     void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
                       int layer);
@@ -67,6 +76,11 @@ private:
     at::Tensor lastOutput_;
     std::int64_t lastOutputVersion_ = 0;
     HealthCollector::Measured lastMeasured_;
+    // The same for the last input that was not an observed output (the batch goes to the first
+    // layer and to the model as a whole).
+    at::Tensor lastInput_;
+    std::int64_t lastInputVersion_ = 0;
+    HealthCollector::Measured lastInputMeasured_;
     // The last gradient pre-hook: the same node and output again adds a slot to it.
     std::shared_ptr<torch::autograd::Node> lastHookNode_;
     std::uint32_t lastHookIndex_ = 0;

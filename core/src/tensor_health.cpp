@@ -39,12 +39,12 @@ inline double toDouble(c10::BFloat16 v) { return static_cast<float>(v); }
 // One pass classifies each element with isfinite/isnan; comparing values (x != x) would break
 // under fast-math and reads badly.
 template <typename T>
-TensorHealth scan(const T *data, std::int64_t n)
+TensorHealth scan(const T *data, std::int64_t n, double *positiveSumSq)
 {
     TensorHealth h;
     h.present = true;
     h.numel = n;
-    double lo = INFINITY, hi = -INFINITY, sumSq = 0.0;
+    double lo = INFINITY, hi = -INFINITY, sumSq = 0.0, positive = 0.0;
     std::int64_t nan = 0, pinf = 0, ninf = 0;
     for (std::int64_t i = 0; i < n; ++i) {
         const double v = toDouble(data[i]);
@@ -52,6 +52,7 @@ TensorHealth scan(const T *data, std::int64_t n)
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
             sumSq += v * v;
+            positive += v > 0 ? v * v : 0.0;
         } else if (std::isnan(v)) {
             ++nan;
         } else if (v > 0) {
@@ -69,6 +70,7 @@ TensorHealth scan(const T *data, std::int64_t n)
         h.absMax = std::fmax(std::fabs(lo), std::fabs(hi));
     }
     h.finiteL2 = std::sqrt(sumSq);
+    *positiveSumSq = positive;
     return h;
 }
 
@@ -82,6 +84,7 @@ constexpr std::uint32_t kExponentMask = 0x7f800000u;
 
 struct FloatScan {
     double sumSq = 0;
+    double positiveSumSq = 0;  // of the positive elements only: what a ReLU of this tensor keeps
     float lo = INFINITY, hi = -INFINITY;
     bool needsExactPass = false;
 };
@@ -107,13 +110,13 @@ typedef float v16f __attribute__((vector_size(64)));
 __attribute__((always_inline)) inline FloatScan scanFloatBody(const float *p, std::int64_t n)
 {
     constexpr int lanes = 16;
-    const v16f inf = v16f{} + INFINITY;
+    const v16f inf = v16f{} + INFINITY, zero = {};
     v16f lo0 = inf, lo1 = inf, hi0 = -inf, hi1 = -inf;  // a NaN compares false: it never lands here
     FloatScan r;
     std::int64_t i = 0;
     constexpr std::int64_t block = 4096;  // squares summed in float lanes, flushed to double
     while (i + 2 * lanes <= n) {
-        v16f sq0 = {}, sq1 = {};
+        v16f sq0 = {}, sq1 = {}, pos0 = {}, pos1 = {};
         const std::int64_t end = (i + block < n ? i + block : n) - (2 * lanes - 1);
         for (; i < end; i += 2 * lanes) {
             v16f a, b;
@@ -125,10 +128,16 @@ __attribute__((always_inline)) inline FloatScan scanFloatBody(const float *p, st
             lo1 = b < lo1 ? b : lo1;
             hi1 = b > hi1 ? b : hi1;
             sq1 += b * b;
+            // The squares ReLU(x) would add, in the same lanes and order: bit for bit its sum.
+            const v16f pa = a > zero ? a : zero, pb = b > zero ? b : zero;
+            pos0 += pa * pa;
+            pos1 += pb * pb;
         }
-        const v16f sq = sq0 + sq1;
-        for (int k = 0; k < lanes; ++k)
+        const v16f sq = sq0 + sq1, pos = pos0 + pos1;
+        for (int k = 0; k < lanes; ++k) {
             r.sumSq += double(sq[k]);
+            r.positiveSumSq += double(pos[k]);
+        }
     }
     const v16f lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
     for (int k = 0; k < lanes; ++k) {
@@ -140,6 +149,7 @@ __attribute__((always_inline)) inline FloatScan scanFloatBody(const float *p, st
         r.lo = v < r.lo ? v : r.lo;
         r.hi = v > r.hi ? v : r.hi;
         r.sumSq += double(v) * double(v);
+        r.positiveSumSq += v > 0 ? double(v) * double(v) : 0.0;
     }
     // Also true for n == 0 (lo stays +Inf): the exact pass handles the empty tensor.
     r.needsExactPass = !std::isfinite(r.sumSq) || !std::isfinite(r.lo) || !std::isfinite(r.hi);
@@ -197,11 +207,11 @@ NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFinite16(const std::uint16_t 
     return anyExponentAllOnes<v16u16>(bits, n, mask);
 }
 
-TensorHealth scanFloat(const float *p, std::int64_t n)
+TensorHealth scanFloat(const float *p, std::int64_t n, double *positiveSumSq)
 {
     const FloatScan f = scanFloatFast(p, n);
     if (f.needsExactPass)
-        return scan(p, n);  // rare: an unhealthy (or empty, or huge) tensor gets the exact pass
+        return scan(p, n, positiveSumSq);  // rare: an unhealthy (or empty, or huge) tensor gets the exact pass
     TensorHealth h;
     h.present = true;
     h.numel = n;
@@ -209,6 +219,7 @@ TensorHealth scanFloat(const float *p, std::int64_t n)
     h.max = f.hi;
     h.absMax = std::fmax(std::fabs(double(f.lo)), std::fabs(double(f.hi)));
     h.finiteL2 = std::sqrt(f.sumSq);
+    *positiveSumSq = f.positiveSumSq;
     return h;
 }
 
@@ -230,8 +241,11 @@ TensorHealth integerHealth(const at::Tensor &t)
 
 }  // namespace
 
-TensorHealth computeHealth(const at::Tensor &input)
+TensorHealth computeHealth(const at::Tensor &input, double *positiveSumSq)
 {
+    double unused = 0;
+    double &positive = positiveSumSq ? *positiveSumSq : unused;
+    positive = -1;  // unknown until a scan says otherwise
     if (!input.defined())
         return {};
     at::Tensor t = input.is_cpu() ? input : input.to(at::kCPU);
@@ -240,16 +254,34 @@ TensorHealth computeHealth(const at::Tensor &input)
     const std::int64_t n = t.numel();
     switch (t.scalar_type()) {
     case at::kFloat:
-        return scanFloat(t.data_ptr<float>(), n);
+        return scanFloat(t.data_ptr<float>(), n, &positive);
     case at::kDouble:
-        return scan(t.data_ptr<double>(), n);
+        return scan(t.data_ptr<double>(), n, &positive);
     case at::kHalf:
-        return scan(t.data_ptr<c10::Half>(), n);
+        return scan(t.data_ptr<c10::Half>(), n, &positive);
     case at::kBFloat16:
-        return scan(t.data_ptr<c10::BFloat16>(), n);
+        return scan(t.data_ptr<c10::BFloat16>(), n, &positive);
     default:
         return integerHealth(t);
     }
+}
+
+TensorHealth reluHealth(const TensorHealth &in, double positiveSumSq)
+{
+    // relu(NaN) is NaN, relu(+Inf) is +Inf; -Inf and every non-positive value become 0.
+    TensorHealth h;
+    h.present = in.present;
+    h.numel = in.numel;
+    h.nan = in.nan;
+    h.posInf = in.posInf;
+    const bool inFinite = in.numel > in.nonFinite();
+    if (inFinite || in.negInf > 0) {
+        h.max = inFinite ? std::max(in.max, 0.0) : 0.0;
+        h.min = inFinite && in.negInf == 0 && in.min > 0 ? in.min : 0.0;
+        h.absMax = h.max;
+    }
+    h.finiteL2 = std::sqrt(positiveSumSq);
+    return h;
 }
 
 at::Tensor rawStatsOnDevice(const at::Tensor &input)

@@ -10,7 +10,13 @@
 namespace nanscope {
 
 // One fused pass on the host; device tensors are copied to the host first (tests, one-offs).
-TensorHealth computeHealth(const at::Tensor &t);
+// `positiveSumSq`, when given: the sum of squares of the positive elements (-1 where the scan
+// does not know it: integers), from which reluHealth() tells what a ReLU of `t` holds.
+TensorHealth computeHealth(const at::Tensor &t, double *positiveSumSq = nullptr);
+
+// The health of relu(x) from the health of x and its positive sum of squares, without reading
+// relu(x): the same numbers a scan of it gives (its finite L2 bit for bit on the fast path).
+TensorHealth reluHealth(const TensorHealth &x, double positiveSumSq);
 
 // Device-side raw statistics of one tensor, a float64 tensor of kRawStatsSize values: the counts
 // of NaN, +Inf and -Inf, the sum of squares of the finite part, the finite minimum and the finite

@@ -173,6 +173,8 @@ void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *recor
     if (probe) {
         probe->beginStep(*model_, record);
         probe->observeParameters(*model_);
+        if (x.is_same(b.x))  // on the CPU the model sees the batch whose health computeStep() took
+            probe->noteInput(x, record->inputHealth);
     }
     at::Tensor loss;
     {
