@@ -218,6 +218,42 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
     return o;
 }
 
+namespace {
+
+// `nanscope CMD --help`: the synopsis of each sub-command, as the README gives it.
+const char *usage(const std::string &command)
+{
+    if (command == "scenarios")
+        return "usage: nanscope scenarios\n"
+               "  lists the demo scenarios: id and a one-line description\n";
+    if (command == "run")
+        return "usage: nanscope run --scenario ID [--steps N] [--seed S] [--device cpu|cuda] [--lr X]\n"
+               "                    [--clip X|off] [--recovery none|skip|full] [--pause-on-nonfinite]\n"
+               "                    [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
+               "                    [--loss-scale X|off] [--json]\n"
+               "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
+               "                    [--loss cross-entropy|mse] [--save OUT.pt] [any option above]\n"
+               "  trains, prints progress and a report: the first non-finite step and its origin\n"
+               "  (phase, layer, op); --json: one JSON object per step, event and summary\n";
+    if (command == "inspect")
+        return "usage: nanscope inspect FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
+               "                        [--loss cross-entropy|mse] [--seed S] [--device cpu|cuda] [--json]\n"
+               "  one forward and backward pass: each module's health and the first producer of a\n"
+               "  non-finite value\n";
+    return "usage: nanscope bench [--rounds N] [--only mlp|cnn|deep] [--json]\n"
+           "       nanscope bench --model FILE.pt --input-shape 8x3x64x64 [--rounds N] [--json]\n"
+           "  median step time with the probe off, with the full map and with op-level checks,\n"
+           "  interleaved in one run, and their ratios\n";
+}
+
+bool asksForHelp(const std::vector<std::string> &args)
+{
+    return std::find(args.begin(), args.end(), "--help") != args.end() ||
+           std::find(args.begin(), args.end(), "-h") != args.end();
+}
+
+}  // namespace
+
 bool isSubcommand(const std::string &arg)
 {
     return arg == "scenarios" || arg == "run" || arg == "bench" || arg == "inspect";
@@ -228,6 +264,10 @@ int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::
     try {
         if (args.empty() || !isSubcommand(args[0]))
             throw std::invalid_argument("expected a sub-command: scenarios, run, inspect or bench");
+        if (asksForHelp(args)) {
+            out << usage(args[0]);
+            return 0;
+        }
         if (args[0] == "scenarios")
             return listScenarios(out);
         if (args[0] == "inspect")

@@ -26,7 +26,7 @@ int runGui(int argc, char **argv)
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Find where, when and why NaN and Inf appear in training.\n"
-        "Headless: nanscope scenarios | run --scenario ID [...] | bench [--json] | gui-bench"));
+        "Headless: nanscope scenarios | run | inspect | bench | gui-bench (each with --help)"));
     parser.addHelpOption();
     QCommandLineOption scenario(QStringLiteral("scenario"), QStringLiteral("demo scenario to select"), QStringLiteral("ID"),
                                 QStringLiteral("large-lr-mse"));

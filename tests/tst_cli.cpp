@@ -32,6 +32,8 @@ private Q_SLOTS:
     void precisionFlagChangesTheRun();
     void badArguments_data();
     void badArguments();
+    void helpPrintsTheSynopsis_data();
+    void helpPrintsTheSynopsis();
     void executableRunsHeadless();
     void benchOnlyOneModel();
 };
@@ -211,6 +213,31 @@ void TestCli::badArguments()
     QVERIFY(o.code != 0);
     QVERIFY2(o.err.contains(message), qPrintable(o.err));
     QCOMPARE(o.err.count(QLatin1Char('\n')), 1);  // one line, no LibTorch stack
+}
+
+void TestCli::helpPrintsTheSynopsis_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("synopsis");
+    QTest::addRow("scenarios") << QStringList{QStringLiteral("scenarios"), QStringLiteral("--help")}
+                               << QStringLiteral("usage: nanscope scenarios");
+    // --help wins over anything wrong next to it: the user is asking how to write it.
+    QTest::addRow("run") << QStringList{QStringLiteral("run"), QStringLiteral("--steps"), QStringLiteral("ten"), QStringLiteral("-h")}
+                         << QStringLiteral("usage: nanscope run --scenario ID");
+    QTest::addRow("inspect") << QStringList{QStringLiteral("inspect"), QStringLiteral("--help")}
+                             << QStringLiteral("usage: nanscope inspect FILE.pt");
+    QTest::addRow("bench") << QStringList{QStringLiteral("bench"), QStringLiteral("--help")}
+                           << QStringLiteral("usage: nanscope bench [--rounds N]");
+}
+
+void TestCli::helpPrintsTheSynopsis()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, synopsis);
+    const Output o = run(args);
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.startsWith(synopsis), qPrintable(o.out));
+    QVERIFY(o.err.isEmpty());
 }
 
 void TestCli::executableRunsHeadless()
