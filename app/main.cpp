@@ -13,69 +13,116 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 
 namespace {
 
+// The window's command line. Its help is answered before QApplication exists, because without a
+// display QApplication aborts; so the options are set up in one place for both.
+struct GuiOptions {
+    QCommandLineOption scenario{QStringLiteral("scenario"), QStringLiteral("demo scenario to select"), QStringLiteral("ID"),
+                                QStringLiteral("large-lr-mse")};
+    QCommandLineOption autostart{QStringLiteral("autostart"), QStringLiteral("start the run at once")};
+    QCommandLineOption steps{QStringLiteral("steps"), QStringLiteral("steps to run"), QStringLiteral("N")};
+    QCommandLineOption screenshot{QStringLiteral("screenshot"),
+                                  QStringLiteral("after the run, save the window to FILE.png and exit"), QStringLiteral("FILE")};
+    QCommandLineOption model{QStringLiteral("model"), QStringLiteral("a TorchScript model to open instead of a scenario"),
+                             QStringLiteral("FILE.pt")};
+    QCommandLineOption inputShape{QStringLiteral("input-shape"),
+                                  QStringLiteral("the model's synthetic input shape, batch first (without it, a dialog asks)"),
+                                  QStringLiteral("8x3x64x64")};
+    QCommandLineOption loss{QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"), QStringLiteral("LOSS"),
+                            QStringLiteral("cross-entropy")};
+
+    void setUp(QCommandLineParser &parser) const
+    {
+        parser.setApplicationDescription(QStringLiteral(
+            "Find where, when and why NaN and Inf appear in training.\n"
+            "Headless: nanscope scenarios | run | inspect | bench | gui-bench (each with --help)"));
+        parser.addHelpOption();
+        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
+        parser.addPositionalArgument(QStringLiteral("[FILE.pt]"), QStringLiteral("the same as --model FILE.pt"));
+    }
+};
+
+bool asksForHelp(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help-all") ||
+            !std::strcmp(argv[i], "-?"))
+            return true;
+    return false;
+}
+
+int printGuiHelp(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("nanscope"));
+    QCommandLineParser parser;
+    GuiOptions().setUp(parser);
+    parser.process(app);  // prints the help and exits
+    return 0;
+}
+
+// Qt's xcb plugin aborts with a page about plugins when there is no X server: say what to do.
+bool displayAvailable()
+{
+#ifdef Q_OS_LINUX
+    return !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") || !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+#else
+    return true;
+#endif
+}
+
 int runGui(int argc, char **argv)
 {
+    if (!displayAvailable()) {
+        std::fprintf(stderr, "nanscope: no display to open the window on (DISPLAY is not set). Headless: nanscope "
+                             "scenarios | run | inspect | bench (each with --help); or QT_QPA_PLATFORM=offscreen\n");
+        return 2;
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("NaNScope"));
     QApplication::setOrganizationName(QStringLiteral("NaNScope"));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "Find where, when and why NaN and Inf appear in training.\n"
-        "Headless: nanscope scenarios | run | inspect | bench | gui-bench (each with --help)"));
-    parser.addHelpOption();
-    QCommandLineOption scenario(QStringLiteral("scenario"), QStringLiteral("demo scenario to select"), QStringLiteral("ID"),
-                                QStringLiteral("large-lr-mse"));
-    QCommandLineOption autostart(QStringLiteral("autostart"), QStringLiteral("start the run at once"));
-    QCommandLineOption steps(QStringLiteral("steps"), QStringLiteral("steps to run"), QStringLiteral("N"));
-    QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                  QStringLiteral("after the run, save the window to FILE.png and exit"), QStringLiteral("FILE"));
-    QCommandLineOption model(QStringLiteral("model"), QStringLiteral("a TorchScript model to open instead of a scenario"),
-                             QStringLiteral("FILE.pt"));
-    QCommandLineOption inputShape(QStringLiteral("input-shape"),
-                                  QStringLiteral("the model's synthetic input shape, batch first (without it, a dialog asks)"),
-                                  QStringLiteral("8x3x64x64"));
-    QCommandLineOption loss(QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"), QStringLiteral("LOSS"),
-                            QStringLiteral("cross-entropy"));
-    parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
-    parser.addPositionalArgument(QStringLiteral("[FILE.pt]"), QStringLiteral("the same as --model FILE.pt"));
+    const GuiOptions options;
+    options.setUp(parser);
     parser.process(app);
 
     const auto fail = [](const QString &message) {
         std::fprintf(stderr, "nanscope: %s\n", qPrintable(message));
         return 2;
     };
-    if (!nanscope::findScenario(parser.value(scenario).toStdString()))
-        return fail(QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(scenario)));
-    const QString modelFile = parser.isSet(model) ? parser.value(model) : parser.positionalArguments().value(0);
+    if (!nanscope::findScenario(parser.value(options.scenario).toStdString()))
+        return fail(QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(options.scenario)));
+    const QString modelFile = parser.isSet(options.model) ? parser.value(options.model) : parser.positionalArguments().value(0);
     std::optional<std::vector<std::int64_t>> shape;
-    if (parser.isSet(inputShape) && !(shape = nanscope::parseShape(parser.value(inputShape))))
+    if (parser.isSet(options.inputShape) && !(shape = nanscope::parseShape(parser.value(options.inputShape))))
         return fail(QStringLiteral("--input-shape wants positive integers separated by x, the batch first: 8x3x64x64"));
-    if (parser.value(loss) != QLatin1String("cross-entropy") && parser.value(loss) != QLatin1String("mse"))
+    if (parser.value(options.loss) != QLatin1String("cross-entropy") && parser.value(options.loss) != QLatin1String("mse"))
         return fail(QStringLiteral("--loss is cross-entropy or mse"));
 
     nanscope::MainWindow window;
-    window.selectScenario(parser.value(scenario));
+    window.selectScenario(parser.value(options.scenario));
     if (!modelFile.isEmpty() && shape) {
         const nanscope::ModelProbe probe = nanscope::probeModelFile(modelFile);
         if (!probe.error.isEmpty())
             return fail(probe.error);
         nanscope::ModelInputChoice input;
         input.shape = *shape;
-        input.loss = parser.value(loss);
+        input.loss = parser.value(options.loss);
         window.controlPanel()->setModel(modelFile, input);
     } else if (!modelFile.isEmpty()) {
         QTimer::singleShot(0, &window, [&window, modelFile] { window.openModel(modelFile); });
     }
-    if (parser.isSet(steps))
-        window.setSteps(parser.value(steps).toInt());
+    if (parser.isSet(options.steps))
+        window.setSteps(parser.value(options.steps).toInt());
     window.show();
-    if (parser.isSet(screenshot)) {
-        const QString file = parser.value(screenshot);
+    if (parser.isSet(options.screenshot)) {
+        const QString file = parser.value(options.screenshot);
         QObject::connect(&window, &nanscope::MainWindow::runEnded, &app, [&window, file] {
             // One more turn of the event loop so the last records are painted.
             QTimer::singleShot(200, &window, [&window, file] {
@@ -86,7 +133,7 @@ int runGui(int argc, char **argv)
             });
         });
     }
-    if (parser.isSet(autostart) || parser.isSet(screenshot))
+    if (parser.isSet(options.autostart) || parser.isSet(options.screenshot))
         QTimer::singleShot(0, &window, [&window] {
             if (!window.startRun())
                 QApplication::exit(1);
@@ -116,5 +163,7 @@ int main(int argc, char **argv)
         std::vector<std::string> args(argv + 1, argv + argc);
         return nanscope::cli::runSubcommand(args, std::cout, std::cerr);
     }
+    if (asksForHelp(argc, argv))
+        return printGuiHelp(argc, argv);
     return runGui(argc, argv);
 }

@@ -35,6 +35,7 @@ private Q_SLOTS:
     void helpPrintsTheSynopsis_data();
     void helpPrintsTheSynopsis();
     void executableRunsHeadless();
+    void windowWithoutADisplaySaysSo();
     void benchOnlyOneModel();
 };
 
@@ -257,6 +258,29 @@ void TestCli::executableRunsHeadless()
     p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("run"), QStringLiteral("--steps"), QStringLiteral("3")});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 2);
+}
+
+void TestCli::windowWithoutADisplaySaysSo()
+{
+    // Without a display Qt aborts with a page about platform plugins; NaNScope answers --help
+    // anyway, and otherwise says in one line what to do.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+        env.remove(QString::fromLatin1(name));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("--help")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString help = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(help.contains(QLatin1String("--scenario <ID>")), qPrintable(help));
+    p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("--scenario"), QStringLiteral("log-zero")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.startsWith(QLatin1String("nanscope: no display")), qPrintable(err));
+    QCOMPARE(err.count(QLatin1Char('\n')), 1);
 }
 
 void TestCli::benchOnlyOneModel()

@@ -94,9 +94,16 @@ int runGuiBench(const QStringList &args)
     QCommandLineOption fastRate(QStringLiteral("fast-rate"), QStringLiteral("paced steps/s after the latency phase"), QStringLiteral("N"), QStringLiteral("50000"));
     QCommandLineOption layers(QStringLiteral("layers"), QStringLiteral("layers a record carries"), QStringLiteral("N"), QStringLiteral("13"));
     parser.addOptions({rate, seconds, steps, fastRate, layers});
+    parser.setApplicationDescription(QStringLiteral(
+        "nanscope gui-bench: feeds the window (offscreen) synthetic records and measures its event loop's latency and memory"));
+    const QCommandLineOption help = parser.addHelpOption();
     if (!parser.parse(args)) {
         std::fprintf(stderr, "nanscope gui-bench: %s\n", qPrintable(parser.errorText()));
         return 2;
+    }
+    if (parser.isSet(help)) {
+        std::fputs(qPrintable(parser.helpText()), stdout);
+        return 0;
     }
     const int slowRate = parser.value(rate).toInt(), fast = parser.value(fastRate).toInt();
     const int total = parser.value(steps).toInt(), layerCount = parser.value(layers).toInt();
