@@ -153,7 +153,7 @@ bool parseModelFlag(const std::string &flag, const std::function<const std::stri
         config.targetsPath = value();
     else if (flag == "--loss") {
         config.loss = value();
-        if (config.loss != "cross-entropy" && config.loss != "mse")
+        if (!isKnownLoss(config.loss))
             throw std::invalid_argument("--loss is cross-entropy or mse, got '" + config.loss + "'");
     } else if (flag == "--save")
         config.savePath = value();

@@ -102,8 +102,8 @@ int runGui(int argc, char **argv)
     std::optional<std::vector<std::int64_t>> shape;
     if (parser.isSet(options.inputShape) && !(shape = nanscope::parseShape(parser.value(options.inputShape))))
         return fail(QStringLiteral("--input-shape wants positive integers separated by x, the batch first: 8x3x64x64"));
-    if (parser.value(options.loss) != QLatin1String("cross-entropy") && parser.value(options.loss) != QLatin1String("mse"))
-        return fail(QStringLiteral("--loss is cross-entropy or mse"));
+    if (!nanscope::isKnownLoss(parser.value(options.loss).toStdString()))
+        return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));
 
     nanscope::MainWindow window;
     window.selectScenario(parser.value(options.scenario));

@@ -168,6 +168,12 @@ void TestSession::badConfigurationIsRefusedWithAMessage()
     config.device = "tpu";
     QVERIFY(!session.start(config, &error));
     QVERIFY(error.find("unknown device") != std::string::npos);
+    // A model run's loss is checked before the file is even opened.
+    config.device = "cpu";
+    config.modelPath = "model.pt";
+    config.loss = "hinge";
+    QVERIFY(!session.start(config, &error));
+    QCOMPARE(QString::fromStdString(error), QStringLiteral("--loss is cross-entropy or mse, got 'hinge'"));
 }
 
 QTEST_GUILESS_MAIN(TestSession)

@@ -143,11 +143,9 @@ std::string shapeText(at::IntArrayRef shape)
 
 LossKind parseLoss(const std::string &name)
 {
-    if (name.empty() || name == "cross-entropy" || name == "ce")
-        return LossKind::CrossEntropy;
-    if (name == "mse")
-        return LossKind::Mse;
-    throw std::invalid_argument("unknown loss '" + name + "' (cross-entropy or mse)");
+    if (!isKnownLoss(name))
+        throw std::invalid_argument("--loss is cross-entropy or mse, got '" + name + "'");
+    return name == "mse" ? LossKind::Mse : LossKind::CrossEntropy;
 }
 
 at::Tensor loadTensorFile(const std::string &path, const std::string &what)

@@ -4,6 +4,8 @@
 
 namespace nanscope {
 
+bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || name == "mse"; }
+
 std::string invalidRunConfigReason(const RunConfig &config)
 {
     // A user's model file replaces the scenario; its own checks come when it is loaded.
@@ -14,6 +16,8 @@ std::string invalidRunConfigReason(const RunConfig &config)
         return "unknown device '" + config.device + "' (cpu or cuda)";
     if (config.steps < 0)
         return "the number of steps must be positive";
+    if (!config.modelPath.empty() && !isKnownLoss(config.loss))
+        return "--loss is cross-entropy or mse, got '" + config.loss + "'";
     return config.controls.value_or(info ? info->defaults : Controls{}).lossScaling.invalidReason();
 }
 

@@ -39,6 +39,9 @@ struct RunConfig {
     std::string savePath;     // where the trained model is written at the end of the run
 };
 
+// The losses a model file can be trained with: "cross-entropy" and "mse".
+bool isKnownLoss(const std::string &name);
+
 // Empty when `config` can start a run, else a one-line reason (unknown scenario or device,
 // negative steps, invalid loss-scaling options). Session::start() refuses what this refuses.
 std::string invalidRunConfigReason(const RunConfig &config);
