@@ -124,20 +124,11 @@ void HealthCollector::reduceStaged()
     // come out the same on every run, where atomic adds (index_add_ on CUDA) would not; unsafe:
     // no check of the lengths against the data, which would read them back to the host.
     const at::Tensor x = staging_.narrow(0, 0, stagedRows_ * kRowWidth).view({stagedRows_, kRowWidth});
-    const double inf = INFINITY;
-    const at::Tensor rowSums = at::cat(
-        {at::stack({at::isnan(x).sum(1), x.eq(inf).sum(1), x.eq(-inf).sum(1)}, 1).to(at::kDouble),
-         at::linalg_vector_norm(at::nan_to_num(x, 0.0, 0.0, 0.0), 2, at::IntArrayRef{1}, false, at::kDouble)
-             .pow(2)
-             .unsqueeze(1)},
-        1);
-    // The minimum of the finite values and the minimum of their negations (minus the maximum).
-    const at::Tensor finiteOrInf = at::nan_to_num(x, inf, inf, inf);
-    const at::Tensor negatedOrInf = at::nan_to_num(x, -inf, -inf, -inf).neg_();
-    const at::Tensor rowMins = at::stack({finiteOrInf.amin(1), negatedOrInf.amin(1)}, 1).to(at::kDouble);
+    const at::Tensor rows = rawStatsPerRow(x);
     const at::Tensor &lengths = rowsPerSegment();
-    parts_.push_back(at::cat({at::segment_reduce(rowSums, "sum", lengths, {}, {}, 0, /*unsafe=*/true),
-                              at::segment_reduce(rowMins, "min", lengths, {}, {}, 0, /*unsafe=*/true)},
+    // The counts and the sum of squares add up; the minimum and the negated maximum take the min.
+    parts_.push_back(at::cat({at::segment_reduce(rows.narrow(1, 0, 4), "sum", lengths, {}, {}, 0, /*unsafe=*/true),
+                              at::segment_reduce(rows.narrow(1, 4, 2), "min", lengths, {}, {}, 0, /*unsafe=*/true)},
                              1));
     x.fill_(NAN);  // ordered after the reductions on the device's stream
     stagedRows_ = 0;

@@ -284,21 +284,29 @@ TensorHealth reluHealth(const TensorHealth &in, double positiveSumSq)
     return h;
 }
 
-at::Tensor rawStatsOnDevice(const at::Tensor &input)
+at::Tensor rawStatsPerRow(const at::Tensor &x)
 {
     // Non-finite values are replaced so that they cannot win the min or the max; a minimum still
-    // at +Inf afterwards means there was no finite value at all.
-    at::Tensor t = input.detach().reshape({-1});
+    // at +Inf afterwards means the row held no finite value at all.
+    const double inf = INFINITY;
+    const at::Tensor counts = at::stack({at::isnan(x).sum(1), x.eq(inf).sum(1), x.eq(-inf).sum(1)}, 1).to(at::kDouble);
+    const at::Tensor sumSq =
+        at::linalg_vector_norm(at::nan_to_num(x, 0.0, 0.0, 0.0), 2, at::IntArrayRef{1}, false, at::kDouble).pow(2);
+    const at::Tensor mins =
+        at::stack({at::nan_to_num(x, inf, inf, inf).amin(1), at::nan_to_num(x, -inf, -inf, -inf).neg_().amin(1)}, 1);
+    return at::cat({counts, sumSq.unsqueeze(1), mins.to(at::kDouble)}, 1);
+}
+
+at::Tensor rawStatsOnDevice(const at::Tensor &input)
+{
+    at::Tensor t = input.detach().reshape({1, -1});
     if (t.scalar_type() != at::kDouble)
         t = t.to(at::kFloat);  // double keeps its range; half types are reduced in float
-    const at::TensorOptions doubles = t.options().dtype(at::kDouble);
-    const double inf = INFINITY;
-    if (t.numel() == 0)  // nothing to reduce (min() of an empty tensor throws)
-        return at::cat({at::zeros({4}, doubles), at::full({2}, inf, doubles)});
-    const at::Tensor counts = at::stack({at::isnan(t).sum(), t.eq(inf).sum(), t.eq(-inf).sum()}).to(at::kDouble);
-    const at::Tensor norm = at::linalg_vector_norm(at::nan_to_num(t, 0.0, 0.0, 0.0), 2, c10::nullopt, false, at::kDouble);
-    const at::Tensor mins = at::stack({at::nan_to_num(t, inf, inf, inf).min(), at::nan_to_num(t, -inf, -inf, -inf).max().neg()});
-    return at::cat({counts, norm.pow(2).reshape({1}), mins.to(at::kDouble)});
+    if (t.numel() == 0) {  // nothing to reduce (amin() of an empty row throws)
+        const at::TensorOptions doubles = t.options().dtype(at::kDouble);
+        return at::cat({at::zeros({4}, doubles), at::full({2}, INFINITY, doubles)});
+    }
+    return rawStatsPerRow(t).reshape({kRawStatsSize});
 }
 
 TensorHealth healthFromRawStats(std::int64_t numel, std::int64_t paddingNans, const double *raw)

@@ -24,6 +24,8 @@ TensorHealth reluHealth(const TensorHealth &x, double positiveSumSq);
 // HealthCollector reduces many tensors at once instead.
 constexpr int kRawStatsSize = 6;
 at::Tensor rawStatsOnDevice(const at::Tensor &t);
+// The same for each row of a [rows, n] float or double tensor: [rows, kRawStatsSize].
+at::Tensor rawStatsPerRow(const at::Tensor &rows);
 // `paddingNans`: NaNs counted in the raw statistics that are not the tensor's own.
 TensorHealth healthFromRawStats(std::int64_t numel, std::int64_t paddingNans, const double *raw);
 
