@@ -1,16 +1,13 @@
-// Core internals with real tensors: TensorHealth on hand-built tensors of each dtype, and the
-// trainer's guarantees (a discarded step changes nothing; a rollback restores everything).
-#include "observed_sequential.h"
+// Core internals with real tensors: TensorHealth on hand-built tensors of each dtype, the op
+// tracer's verdict, and the trainer's guarantees (a discarded step changes nothing; a rollback
+// restores everything).
 #include "op_tracer.h"
-#include "probed_pass.h"
 #include "tensor_health.h"
 #include "trainer.h"
 
 #include <torch/torch.h>
 
 #include <QtTest>
-
-#include "health_compare.h"
 
 #include <cmath>
 
@@ -60,13 +57,7 @@ private Q_SLOTS:
     void nonContiguous();
     void hugeFiniteValues();
     void emptyTensor();
-    void deviceStatsMatchHostScan();
-    void deviceStatsOfEmptyAndAllNonFinite();
-    void collectorDevicePathMatchesHostScan();
     void tracerIgnoresWhatCopyOverwrites_data();
-    void reluHealthFollowsFromItsInput_data();
-    void reluHealthFollowsFromItsInput();
-    void reusedScansMatchScanningEveryTensor();
     void tracerIgnoresWhatCopyOverwrites();
     void nonFiniteRowsNamesDatasetIndices();
     void discardedStepChangesNothing();
@@ -232,97 +223,6 @@ void TestCoreInternal::emptyTensor()
     QCOMPARE(computeHealth(at::Tensor()).present, false);
 }
 
-namespace {
-
-TensorHealth healthOnDevice(const at::Tensor &t)
-{
-    return healthFromRawStats(t.numel(), 0, rawStatsOnDevice(t).contiguous().data_ptr<double>());
-}
-
-}  // namespace
-
-void TestCoreInternal::deviceStatsMatchHostScan()
-{
-    // The device path's reductions, run on the CPU here, agree with the fused host scan.
-    at::Tensor t = torch::randn({1000});
-    t[3] = NAN;
-    t[7] = INFINITY;
-    t[9] = -INFINITY;
-    const TensorHealth d = healthOnDevice(t);
-    const TensorHealth h = computeHealth(t);
-    QCOMPARE(d.numel, h.numel);
-    QCOMPARE(d.nan, h.nan);
-    QCOMPARE(d.posInf, h.posInf);
-    QCOMPARE(d.negInf, h.negInf);
-    QCOMPARE(d.min, h.min);
-    QCOMPARE(d.max, h.max);
-    QVERIFY(std::fabs(d.finiteL2 - h.finiteL2) < 1e-9 * h.finiteL2);
-}
-
-void TestCoreInternal::deviceStatsOfEmptyAndAllNonFinite()
-{
-    // An empty tensor (a batch whose samples were all quarantined) has no minimum to reduce to.
-    const TensorHealth empty = healthOnDevice(torch::empty({0, 5}));
-    QCOMPARE(empty.numel, 0);
-    QCOMPARE(empty.nonFinite(), 0);
-    QVERIFY(std::isnan(empty.min) && std::isnan(empty.max) && std::isnan(empty.absMax));
-    QCOMPARE(empty.finiteL2, 0.0);
-    const at::Tensor bad = torch::tensor({NAN, INFINITY, -INFINITY, NAN});
-    const TensorHealth d = healthOnDevice(bad);
-    QCOMPARE(d.nan, 2);
-    QCOMPARE(d.posInf, 1);
-    QCOMPARE(d.negInf, 1);
-    QVERIFY(std::isnan(d.min) && std::isnan(d.max) && std::isnan(d.absMax));
-    QCOMPARE(d.finiteL2, 0.0);
-    // fp16 and doubles past float's range keep their values.
-    const at::Tensor wide = torch::tensor({1e300, -2.0}, torch::kDouble);
-    const TensorHealth w = healthOnDevice(wide);
-    QCOMPARE(w.nonFinite(), 0);
-    QCOMPARE(w.max, 1e300);
-    QCOMPARE(w.min, -2.0);
-}
-
-void TestCoreInternal::collectorDevicePathMatchesHostScan()
-{
-    // The device path stages tensors in rows of kRowWidth and reduces them together: sizes
-    // around a row's edge, every floating type, views, non-finite values at the edges, a tensor
-    // too large for the first staging buffer (a flush mid-step, then a larger buffer) and a
-    // second step reusing the buffer.
-    constexpr std::int64_t w = HealthCollector::kRowWidth;
-    torch::manual_seed(3);
-    HealthCollector collector;
-    collector.setDevicePathOnCpu(true);
-    for (int step = 0; step < 3; ++step) {
-        std::vector<at::Tensor> tensors;
-        for (const std::int64_t n : {std::int64_t(1), w - 1, w, w + 1, 3 * w + 5})
-            tensors.push_back(torch::randn({n}) * (step + 1));
-        tensors[1][0] = NAN;
-        tensors[2][w - 1] = INFINITY;
-        tensors[3][w] = -INFINITY;
-        tensors.push_back(torch::full({7}, NAN));                          // nothing finite
-        tensors.push_back(torch::randn({40, 30}).t());                     // not contiguous
-        tensors.push_back(torch::randn({w + 3}).to(torch::kHalf));
-        tensors.push_back((torch::randn({2 * w}) * 1e30).to(torch::kBFloat16));
-        tensors.push_back(torch::tensor({1e300, -1.0, double(NAN)}, torch::kDouble));  // reduced on its own
-        tensors.push_back(torch::empty({0, 4}));
-        tensors.push_back(torch::arange(10));                                 // integers
-        tensors.push_back(torch::randn({1100 * w}));  // past the initial 1024 rows
-        tensors.push_back(torch::randn({5}));
-        std::vector<TensorHealth> healths(tensors.size() + 1);
-        for (std::size_t i = 0; i < tensors.size(); ++i) {
-            const HealthCollector::Measured m = collector.record(&healths[i], tensors[i]);
-            if (i == 3)
-                collector.recordAgain(&healths.back(), m);
-        }
-        collector.resolve();
-        for (std::size_t i = 0; i < tensors.size(); ++i) {
-            const QString diff = testing::healthDiff(computeHealth(tensors[i]), healths[i]);
-            QVERIFY2(diff.isEmpty(), QString("step %1 tensor %2: %3").arg(step).arg(i).arg(diff).toUtf8());
-        }
-        QVERIFY(testing::healthDiff(computeHealth(tensors[3]), healths.back()).isEmpty());
-    }
-}
-
 void TestCoreInternal::tracerIgnoresWhatCopyOverwrites_data()
 {
     QTest::addColumn<float>("oldValue");
@@ -345,88 +245,6 @@ void TestCoreInternal::tracerIgnoresWhatCopyOverwrites()
     QVERIFY(traced.found);
     QCOMPARE(traced.op, std::string("aten::copy_"));
     QVERIFY(std::isinf(destination[0].item<float>()));
-}
-
-void TestCoreInternal::reluHealthFollowsFromItsInput_data()
-{
-    QTest::addColumn<QString>("kind");
-    for (const char *kind : {"normal", "all negative", "all positive", "NaN", "+Inf", "-Inf", "positive and -Inf", "only -Inf and NaN",
-                             "only NaN", "past float's square", "empty", "odd length", "half"})
-        QTest::newRow(kind) << QString::fromLatin1(kind);
-}
-
-void TestCoreInternal::reluHealthFollowsFromItsInput()
-{
-    // A ReLU's output is not scanned: its health comes from its input's scan. It must be what a
-    // scan of the output gives, with the fast path's L2 bit for bit.
-    QFETCH(QString, kind);
-    torch::manual_seed(11);
-    at::Tensor x = torch::randn({4099});
-    if (kind == "all negative")
-        x = -x.abs() - 1;
-    else if (kind == "all positive")
-        x = x.abs() + 1;
-    else if (kind == "NaN")
-        x[17] = NAN;
-    else if (kind == "+Inf")
-        x[4098] = INFINITY;
-    else if (kind == "-Inf")
-        x[0] = -INFINITY;
-    else if (kind == "positive and -Inf")
-        x = torch::tensor({2.0f, -INFINITY, 3.0f});
-    else if (kind == "only -Inf and NaN")
-        x = torch::tensor({-INFINITY, NAN, -INFINITY});
-    else if (kind == "only NaN")
-        x = torch::full({40}, NAN);
-    else if (kind == "past float's square")
-        x[5] = 3e19f;
-    else if (kind == "empty")
-        x = torch::empty({0});
-    else if (kind == "odd length")
-        x = torch::randn({37});
-    else if (kind == "half")
-        x = x.to(torch::kHalf);
-    double positive = -1;
-    const TensorHealth in = computeHealth(x, &positive);
-    QVERIFY(positive >= 0);
-    const TensorHealth derived = reluHealth(in, positive);
-    // (CPU LibTorch 1.13 has no fp16 relu; through float it is exact.)
-    const TensorHealth scanned = computeHealth(
-        x.scalar_type() == torch::kHalf ? torch::relu(x.to(torch::kFloat)).to(torch::kHalf) : torch::relu(x));
-    const QString diff = testing::healthDiff(scanned, derived);
-    QVERIFY2(diff.isEmpty(), diff.toUtf8());
-    if (kind == "normal" || kind == "all positive" || kind == "odd length")
-        QCOMPARE(derived.finiteL2, scanned.finiteL2);  // exactly, not only to rounding
-}
-
-void TestCoreInternal::reusedScansMatchScanningEveryTensor()
-{
-    // On the host a ReLU's output health comes from its input's scan, Flatten's from the tensor
-    // it reshapes, and the model's input from its first layer's; the device path scans every
-    // tensor itself. Both must give the same map, with NaN and Inf flowing through.
-    namespace nn = torch::nn;
-    torch::manual_seed(5);
-    ObservedSequential m("SmallCNN");
-    m.add("conv", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1))));
-    m.add("relu", nn::AnyModule(nn::ReLU()));
-    m.add("pool", nn::AnyModule(nn::MaxPool2d(2)));
-    m.add("flatten", nn::AnyModule(nn::Flatten()));
-    m.add("fc", nn::AnyModule(nn::Linear(4 * 4 * 4, 3)));
-    m.finalize();
-    at::Tensor x = torch::randn({2, 3, 8, 8});
-    x[0][1][2][3] = INFINITY;
-    x[1][2][7][7] = NAN;
-    StepRecord host, device;
-    testing::probedPass(m, x, host);
-    testing::probedPass(m, x, device, true, /*devicePathOnCpu=*/true);
-    for (const Layer &l : m.layers()) {
-        const QString diff = testing::layerHealthDiff(device.layers[l.id], host.layers[l.id]);
-        QVERIFY2(diff.isEmpty(), (l.path + " ").c_str() + diff.toUtf8());
-    }
-    const LayerHealth &relu = host.layers[2], &flatten = host.layers[4];
-    QVERIFY(relu.forward.nan > 0 && relu.forward.posInf > 0 && relu.forward.negInf == 0);
-    QCOMPARE(flatten.forward.numel, 2 * 4 * 4 * 4);
-    QCOMPARE(flatten.forward.finiteL2, host.layers[3].forward.finiteL2);
 }
 
 void TestCoreInternal::nonFiniteRowsNamesDatasetIndices()
