@@ -1,16 +1,13 @@
 #include "cli.h"
 
+#include "cli_args.h"
+#include "cli_bench.h"
 #include "cli_model.h"
-#include "json_writer.h"
 #include "run_printer.h"
-#include "nanscope/bench.h"
 #include "nanscope/scenario.h"
+#include "nanscope/session.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <iomanip>
-#include <mutex>
 #include <ostream>
 #include <stdexcept>
 
@@ -18,26 +15,9 @@ namespace nanscope::cli {
 
 namespace {
 
-double parseNumber(const std::string &flag, const std::string &v)
+int listScenarios(const std::vector<std::string> &args, std::ostream &out)
 {
-    char *end = nullptr;
-    const double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !std::isfinite(d))
-        throw std::invalid_argument(flag + " expects a finite number, got '" + v + "'");
-    return d;
-}
-
-int parseInt(const std::string &flag, const std::string &v, int min)
-{
-    char *end = nullptr;
-    const long n = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || n < min || n > 100000000)
-        throw std::invalid_argument(flag + " expects an integer >= " + std::to_string(min) + ", got '" + v + "'");
-    return int(n);
-}
-
-int listScenarios(std::ostream &out)
-{
+    Arguments("scenarios").parse(args);  // takes no options: refuses any, answers --help
     for (const ScenarioInfo &s : scenarios())
         out << std::left << std::setw(16) << s.id << std::right << ' ' << s.title << '\n';
     return 0;
@@ -46,6 +26,10 @@ int listScenarios(std::ostream &out)
 int runCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     const RunOptions opts = parseRunOptions(args);
+    if (const std::string missing = missingModelInput(opts.config); !missing.empty()) {
+        err << "nanscope: " << missing << '\n';
+        return 1;
+    }
     Session session;
     const bool pause = opts.config.controls && opts.config.controls->pauseOnNonFinite;
     RunPrinter printer(out, opts.json, session, pause);
@@ -65,140 +49,75 @@ int runCommand(const std::vector<std::string> &args, std::ostream &out, std::ost
     return 0;
 }
 
-int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
-{
-    bool json = false;
-    int rounds = 100;
-    std::vector<std::string> models;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--json")
-            json = true;
-        else if (args[i] == "--rounds" && i + 1 < args.size())
-            rounds = parseInt("--rounds", args[++i], 1);
-        else if (args[i] == "--only" && i + 1 < args.size())
-            models.push_back(args[++i]);
-        else
-            throw std::invalid_argument("bench: unknown argument '" + args[i] + "'");
-    }
-    const auto results = runBenchmarks(
-        rounds,
-        [&](const std::string &m) {
-            if (!json)
-                err << m << "...\n";
-        },
-        "cpu", Precision::FP32, models);
-    if (!json)
-        out << "median step time over " << rounds << " interleaved rounds (batch 32, 1 thread)\n"
-            << "model   probe off   full map   op-level   map ratio   op ratio\n";
-    for (const BenchResult &b : results) {
-        if (json) {
-            JsonObject j;
-            j.add("type", "bench").add("model", b.model).add("batch", b.batch).add("rounds", b.rounds)
-                .add("probe_off_ms", b.probeOffMs).add("full_map_ms", b.fullMapMs).add("op_level_ms", b.opLevelMs)
-                .add("full_map_ratio", b.fullMapRatio()).add("op_level_ratio", b.opLevelRatio());
-            out << j.str() << '\n';
-        } else {
-            out << std::left << std::setw(6) << b.model << std::right << std::fixed << std::setprecision(3)
-                << std::setw(9) << b.probeOffMs << "ms" << std::setw(9) << b.fullMapMs << "ms" << std::setw(9)
-                << b.opLevelMs << "ms" << std::setw(11) << b.fullMapRatio() << 'x' << std::setw(10)
-                << b.opLevelRatio() << "x\n";
-        }
-    }
-    return 0;
-}
-
 }  // namespace
 
 RunOptions parseRunOptions(const std::vector<std::string> &args)
 {
     RunOptions o;
+    RunConfig &config = o.config;
     std::optional<double> lr, clip, lossScale;
     std::optional<Precision> precision;
     bool clipOff = false, pause = false, lossScaleOff = false;
     std::optional<RecoveryPolicy> recovery;
     bool haveScenario = false;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const std::string &a = args[i];
-        auto value = [&]() -> const std::string & {
-            if (i + 1 >= args.size())
-                throw std::invalid_argument(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--scenario") {
-            o.config.scenario = value();
-            haveScenario = true;
-        } else if (a == "--steps") {
-            o.config.steps = parseInt(a, value(), 1);
-        } else if (a == "--seed") {
-            o.config.seed = std::uint64_t(parseInt(a, value(), 0));
-        } else if (a == "--device") {
-            o.config.device = value();
-            if (o.config.device != "cpu" && o.config.device != "cuda")
-                throw std::invalid_argument("--device is cpu or cuda, got '" + o.config.device + "'");
-        } else if (a == "--lr") {
-            lr = parseNumber(a, value());
-            if (*lr <= 0)
-                throw std::invalid_argument("--lr must be positive");
-        } else if (a == "--clip") {
-            const std::string &v = value();
-            if (v == "off") {
-                clipOff = true;
-            } else {
-                clip = parseNumber(a, v);
-                if (*clip <= 0)
-                    throw std::invalid_argument("--clip must be positive or 'off'");
-            }
-        } else if (a == "--recovery") {
-            const std::string &v = value();
-            if (v == "none")
-                recovery = RecoveryPolicy::none();
-            else if (v == "skip")
-                recovery = RecoveryPolicy::skipOnly();
-            else if (v == "full")
-                recovery = RecoveryPolicy::full();
-            else
-                throw std::invalid_argument("--recovery is none, skip or full, got '" + v + "'");
-        } else if (a == "--precision") {
-            const std::string &v = value();
-            if (v == "fp32")
-                precision = Precision::FP32;
-            else if (v == "fp16")
-                precision = Precision::FP16;
-            else if (v == "bf16")
-                precision = Precision::BF16;
-            else
-                throw std::invalid_argument("--precision is fp32, fp16 or bf16, got '" + v + "'");
-        } else if (a == "--loss-scale") {
-            const std::string &v = value();
-            if (v == "off") {
-                lossScaleOff = true;
-            } else {
-                lossScale = parseNumber(a, v);
-                if (*lossScale <= 0)
-                    throw std::invalid_argument("--loss-scale must be positive or 'off'");
-            }
-        } else if (a == "--pause-on-nonfinite") {
-            pause = true;
-        } else if (a == "--batch") {
-            o.config.batchSize = parseInt(a, value(), 1);
-        } else if (a == "--bn-eps") {
-            o.config.bnEps = parseNumber(a, value());
-        } else if (a == "--json") {
-            o.json = true;
-        } else if (parseModelFlag(a, value, o.config)) {
-        } else {
-            throw std::invalid_argument("run: unknown argument '" + a + "'");
-        }
-    }
+    Arguments arguments("run");
+    arguments
+        .option("--scenario",
+                [&](const auto &, const auto &v) {
+                    config.scenario = v;
+                    haveScenario = true;
+                })
+        .option("--steps", [&](const auto &flag, const auto &v) { config.steps = parseInt(flag, v, 1); })
+        .option("--seed", [&](const auto &flag, const auto &v) { config.seed = std::uint64_t(parseInt(flag, v, 0)); })
+        .option("--device", [&](const auto &flag, const auto &v) { config.device = parseDevice(flag, v); })
+        .option("--lr",
+                [&](const auto &flag, const auto &v) {
+                    lr = parseNumber(flag, v);
+                    if (*lr <= 0)
+                        throw std::invalid_argument(flag + " must be positive");
+                })
+        .option("--clip",
+                [&](const auto &flag, const auto &v) {
+                    clip = parsePositiveOrOff(flag, v);
+                    clipOff = !clip;
+                })
+        .option("--recovery",
+                [&](const auto &flag, const auto &v) {
+                    if (v == "none")
+                        recovery = RecoveryPolicy::none();
+                    else if (v == "skip")
+                        recovery = RecoveryPolicy::skipOnly();
+                    else if (v == "full")
+                        recovery = RecoveryPolicy::full();
+                    else
+                        throw std::invalid_argument(flag + " is none, skip or full, got '" + v + "'");
+                })
+        .option("--precision",
+                [&](const auto &flag, const auto &v) {
+                    precision = parsePrecision(v);
+                    if (!precision)
+                        throw std::invalid_argument(flag + " is fp32, fp16 or bf16, got '" + v + "'");
+                })
+        .option("--loss-scale",
+                [&](const auto &flag, const auto &v) {
+                    lossScale = parsePositiveOrOff(flag, v);
+                    lossScaleOff = !lossScale;
+                })
+        .flag("--pause-on-nonfinite", pause)
+        .option("--batch", [&](const auto &flag, const auto &v) { config.batchSize = parseInt(flag, v, 1); })
+        .option("--bn-eps", [&](const auto &flag, const auto &v) { config.bnEps = parseNumber(flag, v); })
+        .flag("--json", o.json)
+        .option("--save", [&](const auto &, const auto &v) { config.savePath = v; });
+    addModelOptions(arguments, config);
+    arguments.parse(args);
     const bool model = !o.config.modelPath.empty();
     if (haveScenario == model)
         throw std::invalid_argument("run needs --scenario ID (see `nanscope scenarios`) or --model FILE.pt, not both");
     if (!model && !o.config.savePath.empty())
         throw std::invalid_argument("--save writes a TorchScript model: it needs --model FILE.pt");
-    const ScenarioInfo *info = model ? nullptr : findScenario(o.config.scenario);
-    if (!model && !info)
+    if (!model && !findScenario(o.config.scenario))
         throw std::invalid_argument("unknown scenario '" + o.config.scenario + "' (see `nanscope scenarios`)");
-    Controls c = info ? info->defaults : Controls{};
+    Controls c = defaultControls(o.config);
     if (lr)
         c.learningRate = *lr;
     if (clip)
@@ -246,12 +165,6 @@ const char *usage(const std::string &command)
            "  interleaved in one run, and their ratios\n";
 }
 
-bool asksForHelp(const std::vector<std::string> &args)
-{
-    return std::find(args.begin(), args.end(), "--help") != args.end() ||
-           std::find(args.begin(), args.end(), "-h") != args.end();
-}
-
 }  // namespace
 
 bool isSubcommand(const std::string &arg)
@@ -264,19 +177,16 @@ int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::
     try {
         if (args.empty() || !isSubcommand(args[0]))
             throw std::invalid_argument("expected a sub-command: scenarios, run, inspect or bench");
-        if (asksForHelp(args)) {
-            out << usage(args[0]);
-            return 0;
-        }
         if (args[0] == "scenarios")
-            return listScenarios(out);
+            return listScenarios(args, out);
         if (args[0] == "inspect")
             return inspectCommand(args, out, err);
-        if (std::find(args.begin(), args.end(), "--model") != args.end() && args[0] == "bench")
-            return benchModelCommand(args, out, err);
         if (args[0] == "run")
             return runCommand(args, out, err);
         return benchCommand(args, out, err);
+    } catch (const HelpRequested &) {
+        out << usage(args[0]);
+        return 0;
     } catch (const std::exception &e) {
         err << "nanscope: " << e.what() << '\n';
         return 2;

@@ -13,7 +13,8 @@ struct RunOptions {
     bool json = false;
 };
 
-// Parses `run` arguments (argv after "run"); throws std::invalid_argument with a one-line message.
+// Parses `run` arguments (args[0] is "run"); throws std::invalid_argument with a one-line
+// message, or HelpRequested (cli_args.h) for -h/--help.
 RunOptions parseRunOptions(const std::vector<std::string> &args);
 
 bool isSubcommand(const std::string &arg);

@@ -1,7 +1,8 @@
 #include "cli_model.h"
 
-#include "json_writer.h"
-#include "nanscope/bench.h"
+#include "cli_args.h"
+#include "cli_json.h"
+#include "nanscope/input_shape.h"
 #include "nanscope/inspect.h"
 
 #include <algorithm>
@@ -14,20 +15,17 @@ namespace nanscope::cli {
 
 namespace {
 
-JsonObject healthJson(const TensorHealth &h)
+// null where nothing was observed (a module without parameters has no parameter health).
+Json healthJson(const TensorHealth &h)
 {
-    JsonObject j;
-    j.add("numel", h.numel).add("nan", h.nan).add("posinf", h.posInf).add("neginf", h.negInf).add("min", h.min).add(
-        "max", h.max);
-    return j;
-}
-
-void addHealth(JsonObject &j, const std::string &key, const TensorHealth &h)
-{
-    if (h.present)
-        j.add(key, healthJson(h));
-    else
-        j.addNull(key);
+    if (!h.present)
+        return nullptr;
+    return Json{{"numel", h.numel},
+                {"nan", h.nan},
+                {"posinf", h.posInf},
+                {"neginf", h.negInf},
+                {"min", jsonNumber(h.min)},
+                {"max", jsonNumber(h.max)}};
 }
 
 std::string healthText(const TensorHealth &h)
@@ -81,115 +79,105 @@ void printText(const InspectReport &r, const RunConfig &config, std::ostream &ou
 
 void printJson(const InspectReport &r, std::ostream &out)
 {
-    std::string layers;
+    Json layers = Json::array();
     for (const Layer &l : r.layers) {
         const LayerHealth &h = r.record.layers[l.id];
-        JsonObject j;
-        j.add("path", l.path).add("type", l.type);
-        addHealth(j, "forward", h.forward);
-        addHealth(j, "grad", h.grad);
-        addHealth(j, "params", h.params);
-        addHealth(j, "param_grads", h.paramGrads);
-        layers += (layers.empty() ? "" : ",") + j.str();
+        layers.push_back(Json{{"path", l.path},
+                              {"type", l.type},
+                              {"forward", healthJson(h.forward)},
+                              {"grad", healthJson(h.grad)},
+                              {"params", healthJson(h.params)},
+                              {"param_grads", healthJson(h.paramGrads)}});
     }
-    std::string state;
-    for (const NonFiniteState &s : r.nonFiniteState) {
-        JsonObject j;
-        j.add("name", s.name).add("kind", s.buffer ? "buffer" : "parameter").add("numel", s.health.numel)
-            .add("nan", s.health.nan).add("posinf", s.health.posInf).add("neginf", s.health.negInf);
-        state += (state.empty() ? "" : ",") + j.str();
-    }
-    JsonObject top;
-    top.add("type", "inspect").add("loss", r.record.loss).addRaw("layers", "[" + layers + "]");
+    Json state = Json::array();
+    for (const NonFiniteState &s : r.nonFiniteState)
+        state.push_back(Json{{"name", s.name},
+                             {"kind", s.buffer ? "buffer" : "parameter"},
+                             {"numel", s.health.numel},
+                             {"nan", s.health.nan},
+                             {"posinf", s.health.posInf},
+                             {"neginf", s.health.negInf}});
     const Origin &o = r.record.origin;
-    if (o.valid()) {
-        JsonObject j;
-        j.add("phase", phaseName(o.phase)).add("layer", o.layerPath);
-        if (o.op.empty())
-            j.addNull("op");
-        else
-            j.add("op", o.op);
-        if (o.source.empty())
-            j.addNull("source");
-        else
-            j.add("source", o.source);
-        j.add("produced", o.produced).add("explanation", o.explanation);
-        top.add("origin", j);
-    } else {
-        top.addNull("origin");
-    }
-    top.addRaw("nonfinite_state", "[" + state + "]").add("load_ms", r.loadMillis).add("instrument_ms", r.instrumentMillis);
-    out << top.str() << '\n';
+    Json origin;  // null: everything was finite
+    if (o.valid())
+        origin = Json{{"phase", phaseName(o.phase)},
+                      {"layer", o.layerPath},
+                      {"op", textOrNull(o.op)},
+                      {"source", textOrNull(o.source)},
+                      {"produced", o.produced},
+                      {"explanation", o.explanation}};
+    out << jsonLine(Json{{"type", "inspect"},
+                         {"loss", jsonNumber(r.record.loss)},
+                         {"layers", layers},
+                         {"origin", origin},
+                         {"nonfinite_state", state},
+                         {"load_ms", jsonNumber(r.loadMillis)},
+                         {"instrument_ms", jsonNumber(r.instrumentMillis)}})
+        << '\n';
 }
 
 }  // namespace
 
-std::vector<std::int64_t> parseShape(const std::string &text)
+void addModelOptions(Arguments &args, RunConfig &config)
 {
-    std::vector<std::int64_t> dims;
-    std::string part;
-    std::istringstream in(text);
-    while (std::getline(in, part, 'x')) {
-        char *end = nullptr;
-        const long long d = std::strtoll(part.c_str(), &end, 10);
-        if (part.empty() || *end != '\0' || d <= 0 || d > (1LL << 31))
-            throw std::invalid_argument("--input-shape expects positive sizes like 8x3x64x64, got '" + text + "'");
-        dims.push_back(d);
-    }
-    if (dims.empty() || text.back() == 'x')
-        throw std::invalid_argument("--input-shape expects positive sizes like 8x3x64x64, got '" + text + "'");
-    return dims;
+    args.option("--model", [&config](const auto &, const auto &v) { config.modelPath = v; })
+        .option("--input-shape",
+                [&config](const auto &flag, const auto &v) {
+                    const auto shape = parseInputShape(v);
+                    if (!shape)
+                        throw std::invalid_argument(flag + " expects positive sizes like 8x3x64x64, got '" + v + "'");
+                    config.inputShape = *shape;
+                })
+        .option("--inputs", [&config](const auto &, const auto &v) { config.inputsPath = v; })
+        .option("--targets", [&config](const auto &, const auto &v) { config.targetsPath = v; })
+        .option("--loss", [&config](const auto &flag, const auto &v) {
+            if (!isKnownLoss(v))
+                throw std::invalid_argument(flag + " is cross-entropy or mse, got '" + v + "'");
+            config.loss = v;
+        });
 }
 
-bool parseModelFlag(const std::string &flag, const std::function<const std::string &()> &value, RunConfig &config)
+std::string missingModelInput(const RunConfig &config)
 {
-    if (flag == "--model")
-        config.modelPath = value();
-    else if (flag == "--input-shape")
-        config.inputShape = parseShape(value());
-    else if (flag == "--inputs")
-        config.inputsPath = value();
-    else if (flag == "--targets")
-        config.targetsPath = value();
-    else if (flag == "--loss") {
-        config.loss = value();
-        if (!isKnownLoss(config.loss))
-            throw std::invalid_argument("--loss is cross-entropy or mse, got '" + config.loss + "'");
-    } else if (flag == "--save")
-        config.savePath = value();
-    else
-        return false;
-    return true;
+    if (!config.usesModelFile() || !config.inputShape.empty() || !config.inputsPath.empty())
+        return {};
+    std::string message = "a model needs --input-shape (such as 8x3x64x64) or --inputs X.pt";
+    try {
+        const InputGuess guess = guessInputShape(config.modelPath);
+        if (!guess.shape.empty())
+            message += "; try --input-shape " + formatInputShape(guess.shape) + " (" + guess.note + ")";
+    } catch (const std::exception &) {
+        return {};  // a file that does not load: the run says why, in its own words
+    }
+    return message;
 }
 
 int inspectCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     RunConfig config;
     bool json = false;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const std::string &a = args[i];
-        const auto value = [&]() -> const std::string & {
-            if (i + 1 >= args.size())
-                throw std::invalid_argument(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--json")
-            json = true;
-        else if (a == "--seed")
-            config.seed = std::stoull(value());
-        else if (a == "--device")
-            config.device = value();
-        else if (a == "--save")
-            throw std::invalid_argument("inspect changes nothing, so it saves nothing (see run --save)");
-        else if (!parseModelFlag(a, value, config)) {
-            if (!a.empty() && a[0] != '-' && config.modelPath.empty())
-                config.modelPath = a;
-            else
-                throw std::invalid_argument("inspect: unknown argument '" + a + "'");
-        }
-    }
+    Arguments arguments("inspect");
+    addModelOptions(arguments, config);
+    arguments
+        .option("--seed", [&config](const auto &flag, const auto &v) { config.seed = std::uint64_t(parseInt(flag, v, 0)); })
+        .option("--device", [&config](const auto &flag, const auto &v) { config.device = parseDevice(flag, v); })
+        .option("--save",
+                [](const auto &, const auto &) {
+                    throw std::invalid_argument("inspect changes nothing, so it saves nothing (see run --save)");
+                })
+        .flag("--json", json)
+        .positional("FILE.pt", [&config](const auto &, const auto &v) {
+            if (!config.modelPath.empty())  // --model named it already
+                throw std::invalid_argument("inspect: unknown argument '" + v + "'");
+            config.modelPath = v;
+        });
+    arguments.parse(args);
     if (config.modelPath.empty())
         throw std::invalid_argument("inspect needs a TorchScript file: nanscope inspect FILE.pt --input-shape 8x3x64x64");
+    if (const std::string missing = missingModelInput(config); !missing.empty()) {
+        err << "nanscope: " << missing << '\n';
+        return 1;
+    }
     InspectReport report;
     try {
         report = inspectModel(config);
@@ -202,51 +190,6 @@ int inspectCommand(const std::vector<std::string> &args, std::ostream &out, std:
         printJson(report, out);
     else
         printText(report, config, out);
-    return 0;
-}
-
-int benchModelCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
-{
-    RunConfig config;
-    bool json = false;
-    int rounds = 10;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        const std::string &a = args[i];
-        const auto value = [&]() -> const std::string & {
-            if (i + 1 >= args.size())
-                throw std::invalid_argument(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--json")
-            json = true;
-        else if (a == "--rounds")
-            rounds = std::max(1, std::stoi(value()));
-        else if (!parseModelFlag(a, value, config))
-            throw std::invalid_argument("bench: unknown argument '" + a + "'");
-    }
-    BenchResult b;
-    try {
-        b = benchModel(config, rounds);
-    } catch (const std::exception &e) {
-        std::string m = e.what();
-        err << "nanscope: " << m.substr(0, m.find('\n')) << '\n';
-        return 1;
-    }
-    if (json) {
-        JsonObject j;
-        j.add("type", "bench").add("model", b.model).add("batch", b.batch).add("rounds", b.rounds)
-            .add("load_ms", b.loadMs).add("instrument_ms", b.instrumentMs).add("probe_off_ms", b.probeOffMs)
-            .add("full_map_ms", b.fullMapMs).add("op_level_ms", b.opLevelMs).add("full_map_ratio", b.fullMapRatio())
-            .add("op_level_ratio", b.opLevelRatio());
-        out << j.str() << '\n';
-    } else {
-        out << std::fixed << std::setprecision(2) << b.model << " (batch " << b.batch << ", " << b.rounds
-            << " interleaved rounds, 1 thread)\n"
-            << "load " << b.loadMs << " ms, instrument " << b.instrumentMs << " ms\n"
-            << "median step: probe off " << b.probeOffMs << " ms, full map " << b.fullMapMs << " ms ("
-            << std::setprecision(3) << b.fullMapRatio() << "x), op-level " << std::setprecision(2) << b.opLevelMs
-            << " ms (" << std::setprecision(3) << b.opLevelRatio() << "x)\n";
-    }
     return 0;
 }
 

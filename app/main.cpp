@@ -1,11 +1,12 @@
 // nanscope: the GUI by default; `scenarios`, `run` and `bench` run headless (no display needed).
 #include "cli.h"
-#include "gui_bench.h"
-#include "control_panel.h"
-#include "main_window.h"
-#include "model_opener.h"
+#include "window/gui_bench.h"
+#include "widgets/control_panel.h"
+#include "window/main_window.h"
+#include "window/model_opener.h"
 
 #include "nanscope/allocator.h"
+#include "nanscope/input_shape.h"
 #include "nanscope/scenario.h"
 
 #include <QApplication>
@@ -100,7 +101,7 @@ int runGui(int argc, char **argv)
         return fail(QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(options.scenario)));
     const QString modelFile = parser.isSet(options.model) ? parser.value(options.model) : parser.positionalArguments().value(0);
     std::optional<std::vector<std::int64_t>> shape;
-    if (parser.isSet(options.inputShape) && !(shape = nanscope::parseShape(parser.value(options.inputShape))))
+    if (parser.isSet(options.inputShape) && !(shape = nanscope::parseInputShape(parser.value(options.inputShape).toStdString())))
         return fail(QStringLiteral("--input-shape wants positive integers separated by x, the batch first: 8x3x64x64"));
     if (!nanscope::isKnownLoss(parser.value(options.loss).toStdString()))
         return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));

@@ -1,6 +1,6 @@
 #include "run_printer.h"
 
-#include "json_writer.h"
+#include "cli_json.h"
 #include "nanscope/precision.h"
 #include "nanscope/scenario.h"
 
@@ -19,7 +19,7 @@ std::vector<std::string> nonFiniteLayers(const StepRecord &r, const std::vector<
         const LayerHealth &l = r.layers[i];
         if (layers[i].parent < 0)
             continue;  // the root's output is its last layer's
-        if (l.forward.hasNonFinite() || l.grad.hasNonFinite() || l.params.hasNonFinite() || l.paramGrads.hasNonFinite())
+        if (l.nonFinite())
             out.push_back(layers[i].path);
     }
     return out;
@@ -49,16 +49,14 @@ int peakHeadroomLayer(const StepRecord &r, const std::vector<Layer> &layers)
     return best;
 }
 
-JsonObject originJson(const Origin &o)
+Json originJson(const Origin &o)
 {
-    JsonObject j;
-    j.add("step", o.step).add("phase", phaseName(o.phase)).add("layer", o.layerPath);
-    if (o.op.empty())
-        j.addNull("op");
-    else
-        j.add("op", o.op);
-    j.add("produced", o.produced).add("explanation", o.explanation);
-    return j;
+    return Json{{"step", o.step},
+                {"phase", phaseName(o.phase)},
+                {"layer", o.layerPath},
+                {"op", textOrNull(o.op)},
+                {"produced", o.produced},
+                {"explanation", o.explanation}};
 }
 
 std::string fmt(double v)
@@ -74,13 +72,12 @@ void RunPrinter::runStarted(int, const std::vector<Layer> &layers, const RunConf
 {
     std::lock_guard<std::mutex> lock(mutex_);
     layers_ = layers;
-    const ScenarioInfo *info = config.modelPath.empty() ? findScenario(config.scenario) : nullptr;
-    const Controls controls = config.controls.value_or(info ? info->defaults : Controls{});
+    const Controls controls = initialControls(config);
     scaling_ = usesLossScaling(controls);
-    const int steps = config.steps > 0 ? config.steps : (info ? info->defaultSteps : 100);
+    const int steps = stepsToRun(config);
     every_ = std::max(1, steps / 20);
     if (!json_)
-        out_ << (info ? "scenario " + config.scenario : "model " + config.modelPath) << ", " << layers.size() << " layers, " << steps << " steps, seed "
+        out_ << (config.usesModelFile() ? "model " + config.modelPath : "scenario " + config.scenario) << ", " << layers.size() << " layers, " << steps << " steps, seed "
              << config.seed << ", device " << config.device << ", "
              << precisionLabel(controls.precision, config.device) << '\n';
 }
@@ -96,21 +93,24 @@ void RunPrinter::stepRecorded(const StepRecordPtr &r)
 
 void RunPrinter::printStepJson(const StepRecord &r)
 {
-    JsonObject j;
-    j.add("type", "step").add("step", r.step).add("loss", r.loss).add("grad_norm", r.gradNorm)
-        .add("grad_norm_clipped", r.gradNormClipped).add("lr", r.learningRate)
-        .add("nonfinite_layers", nonFiniteLayers(r, layers_)).add("skipped", r.skipped)
-        .add("rolled_back", r.rolledBack).add("loss_scale", r.lossScale)
-        .add("overflow_layers", paths(r.overflowLayers, layers_));
+    Json j{{"type", "step"},
+           {"step", r.step},
+           {"loss", jsonNumber(r.loss)},
+           {"grad_norm", jsonNumber(r.gradNorm)},
+           {"grad_norm_clipped", jsonNumber(r.gradNormClipped)},
+           {"lr", jsonNumber(r.learningRate)},
+           {"nonfinite_layers", nonFiniteLayers(r, layers_)},
+           {"skipped", r.skipped},
+           {"rolled_back", r.rolledBack},
+           {"loss_scale", jsonNumber(r.lossScale)},
+           {"overflow_layers", paths(r.overflowLayers, layers_)}};
     const int peak = peakHeadroomLayer(r, layers_);
-    if (peak >= 0) {
-        JsonObject h;
-        h.add("layer", layers_[std::size_t(peak)].path).add("value", fp16Headroom(r.layers[std::size_t(peak)].forward));
-        j.add("fp16_headroom", h);
-    }
+    if (peak >= 0)
+        j["fp16_headroom"] = Json{{"layer", layers_[std::size_t(peak)].path},
+                                  {"value", jsonNumber(fp16Headroom(r.layers[std::size_t(peak)].forward))}};
     if (!r.quarantined.empty())
-        j.add("quarantined", r.quarantined);
-    out_ << j.str() << '\n';
+        j["quarantined"] = r.quarantined;
+    out_ << jsonLine(j) << '\n';
 }
 
 void RunPrinter::printStepText(const StepRecord &r)
@@ -135,11 +135,9 @@ void RunPrinter::eventRaised(const Event &e)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     if (e.kind == EventKind::Paused && stopAtPause_)
-        session_.stop();  // headless: nobody to decide, so stop here with clean weights
+        source_.stop();  // headless: nobody to decide, so stop here with clean weights
     if (json_) {
-        JsonObject j;
-        j.add("type", "event").add("step", e.step).add("text", e.text);
-        out_ << j.str() << '\n';
+        out_ << jsonLine(Json{{"type", "event"}, {"step", e.step}, {"text", e.text}}) << '\n';
     } else if (e.kind != EventKind::Info) {
         out_ << "  * " << (e.step >= 0 ? "step " + std::to_string(e.step) + ": " : std::string()) << e.text << '\n';
     }
@@ -157,25 +155,31 @@ void RunPrinter::runFinished(const RunSummary &s)
 
 void RunPrinter::printSummaryJson(const RunSummary &s)
 {
-    JsonObject j;
-    j.add("type", "summary").add("scenario", s.scenario).add("steps_run", s.stepsRun);
-    if (s.firstNonFiniteStep < 0)
-        j.addNull("first_nonfinite_step").addNull("origin");
-    else
-        j.add("first_nonfinite_step", s.firstNonFiniteStep).add("origin", originJson(s.origin));
-    j.add("nonfinite_steps", s.nonFiniteSteps).add("quarantined_samples", s.quarantinedSamples)
-        .add("rollbacks", s.rollbacks).add("skipped_steps", s.skippedSteps)
-        .add("scaler_skipped_steps", s.scalerSkippedSteps).add("final_loss_scale", s.finalLossScale)
-        .add("precision", s.precision).add("final_lr", s.finalLearningRate).add("steps_per_s", s.stepsPerSecond)
-        .add("stopped_by_policy", s.stoppedByPolicy).add("final_state_finite", s.finalStateFinite);
-    JsonObject perLayer;
+    const bool nonFinite = s.firstNonFiniteStep >= 0;
+    Json perLayer = Json::object();
     for (std::size_t i = 0; i < s.nonFiniteStepsPerLayer.size() && i < layers_.size(); ++i)
         if (layers_[i].parent >= 0 && s.nonFiniteStepsPerLayer[i] > 0)
-            perLayer.add(layers_[i].path, s.nonFiniteStepsPerLayer[i]);
-    j.add("nonfinite_steps_per_layer", perLayer);
+            perLayer[layers_[i].path] = s.nonFiniteStepsPerLayer[i];
+    Json j{{"type", "summary"},
+           {"scenario", s.source},
+           {"steps_run", s.stepsRun},
+           {"first_nonfinite_step", nonFinite ? Json(s.firstNonFiniteStep) : Json()},
+           {"origin", nonFinite ? originJson(s.origin) : Json()},
+           {"nonfinite_steps", s.nonFiniteSteps},
+           {"quarantined_samples", s.quarantinedSamples},
+           {"rollbacks", s.rollbacks},
+           {"skipped_steps", s.skippedSteps},
+           {"scaler_skipped_steps", s.scalerSkippedSteps},
+           {"final_loss_scale", jsonNumber(s.finalLossScale)},
+           {"precision", s.precision},
+           {"final_lr", jsonNumber(s.finalLearningRate)},
+           {"steps_per_s", jsonNumber(s.stepsPerSecond)},
+           {"stopped_by_policy", s.stoppedByPolicy},
+           {"final_state_finite", s.finalStateFinite},
+           {"nonfinite_steps_per_layer", perLayer}};
     if (!s.error.empty())
-        j.add("error", s.error);
-    out_ << j.str() << '\n';
+        j["error"] = s.error;
+    out_ << jsonLine(j) << '\n';
 }
 
 void RunPrinter::printSummaryText(const RunSummary &s)

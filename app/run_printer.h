@@ -1,7 +1,7 @@
 #pragma once
 // The `run` sub-command's observer: readable progress and a final report, or one JSON object
 // per line (step, event, summary).
-#include "nanscope/session.h"
+#include "nanscope/run_source.h"
 
 #include <mutex>
 #include <ostream>
@@ -10,11 +10,11 @@
 
 namespace nanscope::cli {
 
-class RunPrinter final : public SessionObserver {
+class RunPrinter final : public RunObserver {
 public:
     // With `stopAtPause`, a pause on a non-finite step stops the run (nobody is there to decide).
-    RunPrinter(std::ostream &out, bool json, Session &session, bool stopAtPause)
-        : out_(out), json_(json), session_(session), stopAtPause_(stopAtPause) {}
+    RunPrinter(std::ostream &out, bool json, RunSource &source, bool stopAtPause)
+        : out_(out), json_(json), source_(source), stopAtPause_(stopAtPause) {}
 
     void runStarted(int, const std::vector<Layer> &layers, const RunConfig &config) override;
     void stepRecorded(const StepRecordPtr &r) override;
@@ -32,7 +32,7 @@ private:
     mutable std::mutex mutex_;
     std::ostream &out_;
     bool json_;
-    Session &session_;
+    RunSource &source_;
     bool stopAtPause_;
     std::vector<Layer> layers_;
     int every_ = 1;

@@ -1,7 +1,7 @@
 #pragma once
 // Hand-made layers and step records for tst_models: a small module tree whose health is set per
 // step, so each test states only what differs from "all finite".
-#include "layer_tree_model.h"
+#include "models/layer_tree_model.h"
 
 #include <QAbstractItemModel>
 #include <QStringList>

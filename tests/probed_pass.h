@@ -1,8 +1,8 @@
 #pragma once
 // Test helper: one probed forward pass of a model and the backward pass of sum(out^2), which
 // reaches every layer without a loss function in the way. Needs core's internal headers.
-#include "model_adapter.h"
-#include "probe.h"
+#include "model/model_adapter.h"
+#include "probe/probe.h"
 
 #include <ATen/ATen.h>
 

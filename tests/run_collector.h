@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-struct RunCollector final : nanscope::SessionObserver {
+struct RunCollector final : nanscope::RunObserver {
     std::mutex mutex;
     std::vector<nanscope::Layer> layers;
     std::vector<nanscope::StepRecordPtr> records;

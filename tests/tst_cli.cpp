@@ -26,6 +26,7 @@ private Q_SLOTS:
     void scenariosListsEveryId();
     void runJsonReportsTheOrigin();
     void nonFiniteNumbersAreStrings();
+    void pausedStepIsReportedSkippedOnce();
     void runJsonReportsLossScaling();
     void textReportLabelsEmulatedFp16();
     void precisionFlagChangesTheRun_data();
@@ -75,6 +76,32 @@ void TestCli::runJsonReportsTheOrigin()
     QCOMPARE(origin[QLatin1String("op")].toString(), QStringLiteral("aten::addmm"));
     QCOMPARE(origin[QLatin1String("produced")].toBool(), true);
     QVERIFY(summary[QLatin1String("steps_per_s")].toDouble() > 0);
+}
+
+// Headless, a pause on a non-finite step stops the run with the update not applied: the step's one
+// JSON line says skipped, and the summary counts exactly that step.
+void TestCli::pausedStepIsReportedSkippedOnce()
+{
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("nan-input"),
+                          QStringLiteral("--steps"), QStringLiteral("20"), QStringLiteral("--pause-on-nonfinite"),
+                          QStringLiteral("--json")});
+    QCOMPARE(o.code, 0);
+    QJsonObject summary;
+    QList<QJsonObject> steps;
+    for (const QJsonObject &j : o.objects) {
+        if (j[QLatin1String("type")] == QLatin1String("step"))
+            steps << j;
+        if (j[QLatin1String("type")] == QLatin1String("summary"))
+            summary = j;
+    }
+    const int first = summary[QLatin1String("first_nonfinite_step")].toInt(-1);
+    QVERIFY(first >= 0);
+    QCOMPARE(steps.size(), first + 1);  // one line a step, the paused one last
+    for (const QJsonObject &s : steps)
+        QCOMPARE(s[QLatin1String("skipped")].toBool(), s[QLatin1String("step")].toInt() == first);
+    QCOMPARE(summary[QLatin1String("steps_run")].toInt(), first + 1);
+    QCOMPARE(summary[QLatin1String("skipped_steps")].toInt(), 1);
+    QCOMPARE(summary[QLatin1String("final_state_finite")].toBool(), true);
 }
 
 void TestCli::nonFiniteNumbersAreStrings()
@@ -141,6 +168,7 @@ void TestCli::precisionFlagChangesTheRun_data()
     QTest::addColumn<bool>("finalFinite");
     QTest::addRow("fp32") << QStringList{QStringLiteral("--precision"), QStringLiteral("fp32")} << "fp32" << 1.0 << 0 << true;
     QTest::addRow("bf16") << QStringList{QStringLiteral("--precision"), QStringLiteral("bf16")} << "bf16" << 1.0 << 0 << true;
+    QTest::addRow("bf16, --flag=value") << QStringList{QStringLiteral("--precision=bf16")} << "bf16" << 1.0 << 0 << true;
     QTest::addRow("low scale") << QStringList{QStringLiteral("--loss-scale"), QStringLiteral("0.25")}
                                << "fp16 (emulated on CPU)" << 0.25 << 1 << true;  // steps 0, 1 fit; 2 does not
     QTest::addRow("default scale") << QStringList{} << "fp16 (emulated on CPU)" << 65536.0 << 3 << true;
@@ -174,44 +202,70 @@ void TestCli::precisionFlagChangesTheRun()
 
 void TestCli::badArguments_data()
 {
+    // The README's exit codes: 2 for arguments refused before anything runs, 1 for a run that
+    // started and then failed.
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
-    QTest::addRow("no scenario") << QStringList{QStringLiteral("run")} << QStringLiteral("needs --scenario");
+    QTest::addColumn<int>("code");
+    const auto logZero = [](std::initializer_list<const char *> more) {
+        QStringList a{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero")};
+        for (const char *m : more)
+            a << QString::fromLatin1(m);
+        return a;
+    };
+    QTest::addRow("no scenario") << QStringList{QStringLiteral("run")} << QStringLiteral("needs --scenario") << 2;
     QTest::addRow("unknown scenario") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("nope")}
-                                      << QStringLiteral("unknown scenario 'nope'");
-    QTest::addRow("bad steps") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
-                                              QStringLiteral("--steps"), QStringLiteral("ten")}
-                               << QStringLiteral("--steps expects an integer");
-    QTest::addRow("bad lr") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
-                                           QStringLiteral("--lr"), QStringLiteral("nan")}
-                            << QStringLiteral("--lr expects a finite number");
-    QTest::addRow("bad recovery") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
-                                                 QStringLiteral("--recovery"), QStringLiteral("some")}
-                                  << QStringLiteral("--recovery is none, skip or full");
+                                      << QStringLiteral("unknown scenario 'nope'") << 2;
+    QTest::addRow("bad steps") << logZero({"--steps", "ten"}) << QStringLiteral("--steps expects an integer") << 2;
+    QTest::addRow("bad lr") << logZero({"--lr", "nan"}) << QStringLiteral("--lr expects a finite number") << 2;
+    QTest::addRow("bad recovery") << logZero({"--recovery", "some"}) << QStringLiteral("--recovery is none, skip or full") << 2;
     QTest::addRow("missing value") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario")}
-                                   << QStringLiteral("--scenario needs a value");
-    QTest::addRow("bad precision") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
-                                                  QStringLiteral("--precision"), QStringLiteral("fp8")}
-                                   << QStringLiteral("--precision is fp32, fp16 or bf16");
-    QTest::addRow("bad loss scale") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
-                                                   QStringLiteral("--loss-scale"), QStringLiteral("-4")}
-                                    << QStringLiteral("--loss-scale must be positive or 'off'");
-    QTest::addRow("unknown flag") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("log-zero"),
-                                                 QStringLiteral("--fast")}
-                                  << QStringLiteral("unknown argument '--fast'");
+                                   << QStringLiteral("--scenario needs a value") << 2;
+    QTest::addRow("bad precision") << logZero({"--precision", "fp8"}) << QStringLiteral("--precision is fp32, fp16 or bf16") << 2;
+    QTest::addRow("bad loss scale") << logZero({"--loss-scale", "-4"}) << QStringLiteral("--loss-scale must be positive or 'off'")
+                                    << 2;
+    QTest::addRow("bad device") << logZero({"--device", "tpu"}) << QStringLiteral("--device is cpu or cuda, got 'tpu'") << 2;
+    QTest::addRow("unknown flag") << logZero({"--fast"}) << QStringLiteral("run: unknown argument '--fast'") << 2;
+    QTest::addRow("stray word") << logZero({"fast"}) << QStringLiteral("run: unknown argument 'fast'") << 2;
+    QTest::addRow("flag with a value") << logZero({"--json=no"}) << QStringLiteral("--json takes no value") << 2;
+    QTest::addRow("save without model") << logZero({"--save", "out.pt"}) << QStringLiteral("--save writes a TorchScript model")
+                                        << 2;
+    QTest::addRow("scenarios takes no options") << QStringList{QStringLiteral("scenarios"), QStringLiteral("--all")}
+                                                << QStringLiteral("scenarios: unknown argument '--all'") << 2;
+    QTest::addRow("no sub-command") << QStringList{QStringLiteral("train")} << QStringLiteral("expected a sub-command") << 2;
     QTest::addRow("unknown bench model") << QStringList{QStringLiteral("bench"), QStringLiteral("--only"), QStringLiteral("vgg")}
-                                         << QStringLiteral("unknown benchmark model 'vgg'");
+                                         << QStringLiteral("unknown benchmark model 'vgg'") << 2;
+    QTest::addRow("bad bench rounds") << QStringList{QStringLiteral("bench"), QStringLiteral("--rounds"), QStringLiteral("0")}
+                                      << QStringLiteral("--rounds expects an integer >= 1, got '0'") << 2;
+    // --only picks a built-in model: the --model form of bench has no such option.
+    QTest::addRow("bench model with --only") << QStringList{QStringLiteral("bench"), QStringLiteral("--model"), QStringLiteral("m.pt"),
+                                                            QStringLiteral("--only"), QStringLiteral("cnn")}
+                                             << QStringLiteral("bench: unknown argument '--only'") << 2;
+    // Arguments are refused before the file is opened, so no file is needed here.
+    QTest::addRow("inspect bad seed") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"), QStringLiteral("--seed"),
+                                                     QStringLiteral("x")}
+                                      << QStringLiteral("--seed expects an integer >= 0, got 'x'") << 2;
+    QTest::addRow("inspect two files") << QStringList{QStringLiteral("inspect"), QStringLiteral("a.pt"), QStringLiteral("b.pt")}
+                                       << QStringLiteral("inspect: unknown argument 'b.pt'") << 2;
+    QTest::addRow("inspect bad shape") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"), QStringLiteral("--input-shape"),
+                                                      QStringLiteral("8x0")}
+                                       << QStringLiteral("--input-shape expects positive sizes like 8x3x64x64, got '8x0'") << 2;
+    QTest::addRow("inspect saves nothing") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"), QStringLiteral("--save"),
+                                                          QStringLiteral("out.pt")}
+                                           << QStringLiteral("inspect changes nothing, so it saves nothing") << 2;
+    // The run starts, then BatchNorm refuses a batch of one in training mode: a run error.
     QTest::addRow("batch of one") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("bn-constant"),
                                                  QStringLiteral("--batch"), QStringLiteral("1")}
-                                  << QStringLiteral("more than 1 value per channel");
+                                  << QStringLiteral("more than 1 value per channel") << 1;
 }
 
 void TestCli::badArguments()
 {
     QFETCH(QStringList, args);
     QFETCH(QString, message);
+    QFETCH(int, code);
     const Output o = run(args);
-    QVERIFY(o.code != 0);
+    QCOMPARE(o.code, code);
     QVERIFY2(o.err.contains(message), qPrintable(o.err));
     QCOMPARE(o.err.count(QLatin1Char('\n')), 1);  // one line, no LibTorch stack
 }
@@ -229,6 +283,11 @@ void TestCli::helpPrintsTheSynopsis_data()
                              << QStringLiteral("usage: nanscope inspect FILE.pt");
     QTest::addRow("bench") << QStringList{QStringLiteral("bench"), QStringLiteral("--help")}
                            << QStringLiteral("usage: nanscope bench [--rounds N]");
+    QTest::addRow("bench --model") << QStringList{QStringLiteral("bench"), QStringLiteral("--model"), QStringLiteral("m.pt"),
+                                                  QStringLiteral("--only"), QStringLiteral("vgg"), QStringLiteral("--help")}
+                                   << QStringLiteral("usage: nanscope bench [--rounds N]");
+    QTest::addRow("missing value") << QStringList{QStringLiteral("inspect"), QStringLiteral("--help"), QStringLiteral("--seed")}
+                                   << QStringLiteral("usage: nanscope inspect FILE.pt");
 }
 
 void TestCli::helpPrintsTheSynopsis()

@@ -1,9 +1,9 @@
 // Core internals with real tensors: TensorHealth on hand-built tensors of each dtype, the op
 // tracer's verdict, and the trainer's guarantees (a discarded step changes nothing; a rollback
 // restores everything).
-#include "op_tracer.h"
-#include "tensor_health.h"
-#include "trainer.h"
+#include "probe/op_tracer.h"
+#include "health/tensor_health.h"
+#include "training/trainer.h"
 
 #include <torch/torch.h>
 

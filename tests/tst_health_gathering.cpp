@@ -2,10 +2,10 @@
 // path (statistics staged and reduced together, read once a step) run on the CPU, and the scans
 // the host reuses or derives (a ReLU's output, a Flatten, the batch). Each must give what a scan
 // of every tensor gives.
-#include "health_collector.h"
-#include "observed_sequential.h"
+#include "health/health_collector.h"
+#include "probe/observed_sequential.h"
 #include "probed_pass.h"
-#include "tensor_health.h"
+#include "health/tensor_health.h"
 
 #include <torch/torch.h>
 
@@ -179,9 +179,11 @@ void TestHealthGathering::reusedScansMatchScanningEveryTensor()
     namespace nn = torch::nn;
     torch::manual_seed(5);
     ObservedSequential m("SmallCNN");
-    m.add("conv", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1))));
+    nn::Conv2d conv(nn::Conv2dOptions(3, 4, 3).padding(1));
+    nn::MaxPool2d pool(2);
+    m.add("conv", nn::AnyModule(conv));
     m.add("relu", nn::AnyModule(nn::ReLU()));
-    m.add("pool", nn::AnyModule(nn::MaxPool2d(2)));
+    m.add("pool", nn::AnyModule(pool));
     m.add("flatten", nn::AnyModule(nn::Flatten()));
     m.add("fc", nn::AnyModule(nn::Linear(4 * 4 * 4, 3)));
     m.finalize();
@@ -197,8 +199,21 @@ void TestHealthGathering::reusedScansMatchScanningEveryTensor()
     }
     const LayerHealth &relu = host.layers[2], &flatten = host.layers[4];
     QVERIFY(relu.forward.nan > 0 && relu.forward.posInf > 0 && relu.forward.negInf == 0);
-    QCOMPARE(flatten.forward.numel, 2 * 4 * 4 * 4);
-    QCOMPARE(flatten.forward.finiteL2, host.layers[3].forward.finiteL2);
+    // Flatten's health, reused from the pooling's scan, against the flattened tensor itself
+    // counted by LibTorch's own isnan/isinf.
+    at::Tensor flat;
+    {
+        torch::NoGradGuard noGrad;
+        flat = pool(torch::relu(conv(x))).flatten(1);
+    }
+    QCOMPARE(flatten.forward.numel, flat.numel());
+    QCOMPARE(flatten.forward.nan, torch::isnan(flat).sum().item<std::int64_t>());
+    QCOMPARE(flatten.forward.posInf, torch::isposinf(flat).sum().item<std::int64_t>());
+    QCOMPARE(flatten.forward.negInf, torch::isneginf(flat).sum().item<std::int64_t>());
+    QVERIFY(flatten.forward.nan > 0 && flatten.forward.posInf > 0);
+    const double finiteL2 = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat)).norm().item<double>();
+    QVERIFY2(std::abs(flatten.forward.finiteL2 - finiteL2) <= 1e-5 * finiteL2,
+             qPrintable(QStringLiteral("%1 vs %2").arg(flatten.forward.finiteL2).arg(finiteL2)));
 }
 
 QTEST_GUILESS_MAIN(TestHealthGathering)

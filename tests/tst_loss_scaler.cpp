@@ -1,6 +1,6 @@
 // The loss scaler's rules, one by one, with the numbers GradScaler gives: start at 65536, x0.5
 // and skip on a step with Inf/NaN gradients, x2 after 2000 clean steps in a row.
-#include "loss_scaler.h"
+#include "training/loss_scaler.h"
 
 #include <QtTest>
 

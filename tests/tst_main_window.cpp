@@ -1,16 +1,20 @@
 // The window as a user drives it: a run streams into the plots, the NaN map and the layer tree;
 // the origin shows; controls reach the session; a pause offers its decisions; exports write
 // files; closing mid-run is clean.
-#include "control_panel.h"
-#include "event_log_model.h"
-#include "input_shape_dialog.h"
-#include "layer_tree_model.h"
-#include "learning_rate_edit.h"
-#include "main_window.h"
-#include "nan_map_view.h"
-#include "origin_panel.h"
-#include "plot_panel.h"
-#include "plot_series.h"
+#include "nanscope/input_shape.h"
+#include "nanscope/pushed_run_source.h"
+#include "widgets/control_panel.h"
+#include "widgets/lesson_pane.h"
+#include "nanscope/scenario.h"
+#include "models/event_log_model.h"
+#include "widgets/input_shape_dialog.h"
+#include "models/layer_tree_model.h"
+#include "widgets/learning_rate_edit.h"
+#include "window/main_window.h"
+#include "widgets/nan_map_view.h"
+#include "widgets/origin_panel.h"
+#include "widgets/plot_panel.h"
+#include "widgets/plot_series.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -39,6 +43,7 @@ private Q_SLOTS:
     void clickingAMapCellSelectsLayerAndStep();
     void exportsWriteFiles();
     void presentationModeEnlargesTheFont();
+    void everyScenarioHasItsLesson();
     void lossScalingShowsItsPlotAndSkippedSteps();
     void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
@@ -62,8 +67,8 @@ void TestMainWindow::parsesInputShapes()
 {
     QFETCH(QString, text);
     QFETCH(QString, shape);
-    const auto parsed = parseShape(text);
-    QCOMPARE(parsed ? formatShape(*parsed) : QString(), shape);
+    const auto parsed = parseInputShape(text.toStdString());
+    QCOMPARE(parsed ? QString::fromStdString(formatInputShape(*parsed)) : QString(), shape);
 }
 
 namespace {
@@ -127,25 +132,38 @@ void TestMainWindow::manyRecordsFewDeliveries()
 
 void TestMainWindow::controllerCoalescesAndDropsStaleRuns()
 {
-    SessionController controller;
-    int received = 0, stale = 0;
+    auto source = std::make_unique<PushedRunSource>();
+    PushedRunSource &feed = *source;
+    SessionController controller(std::move(source));
+    QCOMPARE(controller.capabilities().steer, false);
+    int received = 0, stale = 0, events = 0, staleEvents = 0;
     QSignalSpy batches(&controller, &SessionController::recordsArrived);
     connect(&controller, &SessionController::recordsArrived, this, [&](const QVector<StepRecordPtr> &records) {
         for (const StepRecordPtr &r : records)
             (r->run == 3 ? received : stale) += 1;
     });
-    SessionObserver &feed = controller.feed();
-    feed.runStarted(3, {{0, "", "Net", -1}}, RunConfig{});
+    connect(&controller, &SessionController::eventsArrived, this, [&](const QVector<Event> &list) {
+        for (const Event &e : list)
+            (e.run == 3 ? events : staleEvents) += 1;
+    });
+    feed.beginRun(3, {{0, "", "Net", -1}});
     QElapsedTimer clock;
     clock.start();
     for (int step = 0; step < 20000; ++step) {
         auto r = std::make_shared<StepRecord>();
         r->run = step % 10 == 0 ? 2 : 3;  // every tenth belongs to a replaced run
         r->step = step;
-        feed.stepRecorded(r);
+        feed.pushStep(r);
+        if (step % 1000 == 0) {
+            Event e{EventKind::Info, step, -1, "an event"};
+            e.run = step % 2000 == 0 ? 2 : 3;  // half of them from the replaced run
+            feed.pushEvent(e);
+        }
     }
     QTRY_COMPARE(received, 18000);
     QCOMPARE(stale, 0);
+    QTRY_COMPARE(events, 10);
+    QCOMPARE(staleEvents, 0);
     // One batch per 33 ms tick at most, however many records arrived.
     QVERIFY2(batches.count() <= clock.elapsed() / 33 + 2, qPrintable(QString::number(batches.count())));
 }
@@ -157,18 +175,18 @@ void TestMainWindow::aControlChangeReachesTheSessionAndIsMarked()
     w.setSteps(1000000);
     QVERIFY(w.startRun());
     QTRY_VERIFY(w.recordsShown() > 0);
-    w.controller().session().pause();
-    QTRY_COMPARE(w.controller().session().state(), SessionState::Paused);
+    w.controller().pause();
+    QTRY_COMPARE(w.controller().state(), SessionState::Paused);
     QTest::qWait(300);  // the step in flight when pause() came finishes and is delivered
     w.controlPanel()->learningRateEdit()->spinBox()->setValue(0.01);
-    QCOMPARE(w.controller().session().controls().learningRate, 0.01);
+    QCOMPARE(w.controller().controls().learningRate, 0.01);
     const int before = w.recordsShown();
-    w.controller().session().stepOnce(2);
+    w.controller().stepOnce(2);
     QTRY_COMPARE(w.recordsShown(), before + 2);
     QTRY_COMPARE(w.plots()->controlMarkCount(), 1);
     QCOMPARE(w.store().controlMarks().front().text, std::string("lr 0.01"));
     QCOMPARE(w.store().series(Series::LearningRate).buckets().back().max, 0.01);
-    w.controller().session().stop();
+    w.controller().stop();
 }
 
 void TestMainWindow::pauseOnNonFiniteOffersTheDecisions()
@@ -176,22 +194,33 @@ void TestMainWindow::pauseOnNonFiniteOffersTheDecisions()
     MainWindow w;
     w.selectScenario(QStringLiteral("nan-input"));
     w.setSteps(5);
-    auto *pause = w.controlPanel()->findChild<QCheckBox *>();
+    QCheckBox *pause = nullptr;
+    for (QCheckBox *box : w.controlPanel()->findChildren<QCheckBox *>())
+        if (box->text().startsWith(QLatin1String("Pause on non-finite")))
+            pause = box;
     QVERIFY(pause);
-    Controls c = w.controlPanel()->controls();
-    c.pauseOnNonFinite = true;
-    w.controlPanel()->setControls(c);
+    pause->setChecked(true);  // as the user ticks it
+    QVERIFY(w.controlPanel()->controls().pauseOnNonFinite);
     QSignalSpy ended(&w, &MainWindow::runEnded);
     QVERIFY(w.startRun());
     QTRY_VERIFY(w.originPanel()->awaitingDecision());
     QVERIFY(w.originText().contains(QLatin1String("input")));
     QVERIFY(w.originText().contains(QLatin1String("untouched")));
-    w.controlPanel()->setControls(Controls{});  // no pause from here on
+    const int pausedStep = w.store().firstOrigin().valid() ? w.store().firstOrigin().step : -1;
+    QCOMPARE(pausedStep, -1);  // the paused step's record comes once it is decided
+    pause->setChecked(false);  // no pause from here on: reaches the session as a control change
     Q_EMIT w.originPanel()->skipRequested();
     QVERIFY(!w.originPanel()->awaitingDecision());
-    w.controller().session().setControls(Controls{});
     QVERIFY(ended.wait(60000));
-    QCOMPARE(w.controller().lastSummary().stepsRun, 5);
+    const RunSummary &s = w.controller().lastSummary();
+    QCOMPARE(s.stepsRun, 5);
+    // The skipped step is the first non-finite one, and the window, the summary and the store agree.
+    QVERIFY(s.firstNonFiniteStep >= 0);
+    QCOMPARE(s.skippedSteps, 1);
+    const std::vector<SeriesBucket> &skipped = w.store().skippedSteps().buckets();
+    QCOMPARE(int(skipped.size()), 1);
+    QCOMPARE(skipped.front().firstStep, s.firstNonFiniteStep);
+    QCOMPARE(w.store().firstOrigin().step, s.firstNonFiniteStep);
 }
 
 void TestMainWindow::clickingAMapCellSelectsLayerAndStep()
@@ -249,15 +278,27 @@ void TestMainWindow::presentationModeEnlargesTheFont()
     QCOMPARE(w.font().pointSizeF(), normal);
 }
 
-// Records fed straight into the controller, as a mixed-precision run would send them.
+// A scenario is one registry entry, its lesson and its test: the registry and the lessons agree.
+void TestMainWindow::everyScenarioHasItsLesson()
+{
+    LessonPane pane;
+    QVERIFY(!pane.showLesson(QStringLiteral("no-such-scenario")));
+    for (const ScenarioInfo &s : scenarios()) {
+        QVERIFY2(pane.showLesson(QString::fromStdString(s.id)), s.id.c_str());
+        QVERIFY2(pane.toPlainText().size() > 200, s.id.c_str());
+    }
+}
+
+// Records pushed through a source, as a mixed-precision run would send them.
 void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
 {
-    MainWindow w;
+    auto source = std::make_unique<PushedRunSource>();
+    PushedRunSource &feed = *source;
+    MainWindow w(std::move(source));
     w.show();
     QVERIFY(w.plots()->lossScalePlot()->isHidden());
-    SessionObserver &feed = w.controller().feed();
     const std::vector<Layer> layers{{0, "", "Net", -1}, {1, "fc", "Linear", 0}};
-    feed.runStarted(7, layers, RunConfig{});
+    feed.beginRun(7, layers);
     double scale = 65536;
     for (int step = 0; step < 6; ++step) {
         auto r = std::make_shared<StepRecord>();
@@ -272,7 +313,7 @@ void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
         r->layers[1].forward.absMax = 30000.0;
         if (r->skipped)
             scale /= 2;
-        feed.stepRecorded(r);
+        feed.pushStep(r);
     }
     QTRY_COMPARE(w.recordsShown(), 6);
     QVERIFY(!w.plots()->lossScalePlot()->isHidden());
@@ -295,7 +336,7 @@ void TestMainWindow::resetMidRunClearsEverything()
     QVERIFY(w.startRun());
     QTRY_VERIFY(w.recordsShown() > 10);
     w.action(QStringLiteral("reset"))->trigger();
-    QVERIFY(w.controller().session().wait(5000));
+    QVERIFY(w.controller().wait(5000));
     QTest::qWait(200);  // anything the stopped run still delivers is dropped
     QCOMPARE(w.recordsShown(), 0);
     QCOMPARE(finitePointCount(w.lossPlot()), 0);

@@ -37,7 +37,7 @@ std::pair<int, std::string> firstForwardOverflow(const RunCollector &run)
 }
 
 // Sets new controls from the observer callback when step `at` is recorded.
-struct ControlChanger final : SessionObserver {
+struct ControlChanger final : RunObserver {
     Session *session = nullptr;
     int at = 0;
     Controls next;

@@ -1,14 +1,15 @@
 // A user's TorchScript file in the window: dropped or opened, its input shape guessed and
 // confirmed, trained with its own module paths in the tree and the map, and every kind of bad
 // file answered with a message that names it while the window keeps working.
-#include "control_panel.h"
-#include "event_log_model.h"
-#include "input_shape_dialog.h"
-#include "layer_tree_model.h"
-#include "lesson_pane.h"
-#include "main_window.h"
-#include "model_opener.h"
-#include "nan_map_view.h"
+#include "nanscope/input_shape.h"
+#include "widgets/control_panel.h"
+#include "models/event_log_model.h"
+#include "widgets/input_shape_dialog.h"
+#include "models/layer_tree_model.h"
+#include "widgets/lesson_pane.h"
+#include "window/main_window.h"
+#include "window/model_opener.h"
+#include "widgets/nan_map_view.h"
 #include "torchscript_fixtures.h"
 
 #include <QMessageBox>
@@ -80,7 +81,7 @@ void TestModelWindow::droppedModelTrainsUnderItsOwnPaths()
     QTRY_VERIFY(w.modelOpener()->pendingDialog());  // opened after the drop returned
     InputShapeDialog *dialog = w.modelOpener()->pendingDialog();
     // The shape is guessed from the first linear layer (4 features), the batch is 8.
-    QCOMPARE(formatShape(dialog->choice().shape), QStringLiteral("8x4"));
+    QCOMPARE(formatInputShape(dialog->choice().shape), std::string("8x4"));
     dialog->accept();
 
     ControlPanel *controls = w.controlPanel();
@@ -198,7 +199,9 @@ void TestModelWindow::aWrongInputShapeFailsTheRunWithAMessage()
     QCOMPARE(w.recordsShown(), 0);
     auto *box = w.findChild<QMessageBox *>();
     QVERIFY(box);
-    QVERIFY2(box->text().contains(QLatin1String("4")), qPrintable(box->text()));
+    QVERIFY2(box->text().startsWith(QLatin1String("the model rejected an input of shape 8x7 (its first weighted layer "
+                                                  "'fc' takes inputs whose last dimension is 4): ")),
+             qPrintable(box->text()));
     QVERIFY(!box->text().contains(QLatin1Char('\n')));
     box->accept();
     // Fixed in place, the same model runs.

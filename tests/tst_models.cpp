@@ -1,7 +1,7 @@
 // The layer tree and the event log: real values, live updates without resets, bounded memory.
 // Every model and proxy runs under QAbstractItemModelTester from before its first row.
-#include "event_log_model.h"
-#include "layer_tree_model.h"
+#include "models/event_log_model.h"
+#include "models/layer_tree_model.h"
 #include "model_fixtures.h"
 
 #include <QAbstractItemModelTester>

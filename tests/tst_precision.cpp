@@ -1,13 +1,13 @@
 // Reduced precision inside the core, with real tensors: fp16 emulation rounds outputs and the
 // gradients flowing back through them, CPU autocast gives bf16, the trainer unscales before it
 // clips, and a step the loss scaler skips leaves the weights and the optimizer untouched.
-#include "autocast_scope.h"
+#include "training/autocast_scope.h"
 #include "nanscope/precision.h"
 #include "nanscope/scenario.h"
-#include "observed_sequential.h"
-#include "probe.h"
-#include "tensor_health.h"
-#include "trainer.h"
+#include "probe/observed_sequential.h"
+#include "probe/probe.h"
+#include "health/tensor_health.h"
+#include "training/trainer.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>

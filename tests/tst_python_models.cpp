@@ -3,12 +3,12 @@
 // must equal Python's, origins with the user's Python file and line in scripted and traced
 // graphs, and a trained model that Python loads back. Skipped, with the reason, without
 // python3-torch (`make test` installs it).
-#include "model_setup.h"
+#include "model/model_setup.h"
 #include "nanscope/inspect.h"
 #include "probed_pass.h"
 #include "run_collector.h"
-#include "torchscript_loader.h"
-#include "torchscript_model.h"
+#include "model/torchscript_loader.h"
+#include "model/torchscript_model.h"
 
 #include <torch/torch.h>
 

@@ -1,6 +1,6 @@
 // The window's bounded run data: decimation keeps extremes and every non-finite step, the NaN map
 // keeps each row's worst cell, and the CSV export holds every step.
-#include "run_store.h"
+#include "run/run_store.h"
 
 #include <QTemporaryDir>
 #include <QtTest>

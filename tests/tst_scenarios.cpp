@@ -23,6 +23,7 @@ private Q_SLOTS:
     void sqrtBackwardHasACleanForward();
     void safeTrainingRecovers();
     void sameSeedGivesIdenticalRecords();
+    void unknownScenarioIsRefused();
     void devicePathAgreesWithHostScan_data();
     void devicePathAgreesWithHostScan();
 };
@@ -63,13 +64,24 @@ void TestScenarios::origins()
     QCOMPARE(s.firstNonFiniteStep, firstStep);
     QCOMPARE(QString::fromLatin1(phaseName(s.origin.phase)), phase);
     QCOMPARE(QString::fromStdString(s.origin.layerPath), layer);
-    QVERIFY2(QString::fromStdString(s.origin.op).startsWith(op), s.origin.op.c_str());
+    // A backward op is named with the forward op it came from ("SqrtBackward0 (aten::sqrt)"); an
+    // origin in the data has no op at all.
+    if (op.isEmpty())
+        QVERIFY2(s.origin.op.empty(), s.origin.op.c_str());
+    else
+        QVERIFY2(QString::fromStdString(s.origin.op).startsWith(op), s.origin.op.c_str());
     QCOMPARE(s.origin.produced, produced);
     QVERIFY(!s.origin.explanation.empty());
-    // Every step before the first non-finite one was finite, and that one is in the records.
-    for (const auto &r : run->records)
-        QCOMPARE(r->nonFinite(), r->step >= firstStep ? r->nonFinite() : false);
+    // Every step before the first non-finite one was finite, that one is in the records, and the
+    // summary counts exactly the non-finite records.
+    int nonFiniteRecords = 0;
+    for (const auto &r : run->records) {
+        if (r->step < firstStep)
+            QVERIFY2(!r->nonFinite(), qPrintable(QStringLiteral("step %1").arg(r->step)));
+        nonFiniteRecords += r->nonFinite() ? 1 : 0;
+    }
     QVERIFY(run->records.at(firstStep)->nonFinite());
+    QCOMPARE(s.nonFiniteSteps, nonFiniteRecords);
 }
 
 void TestScenarios::largeLrCeStaysFinite()
@@ -236,6 +248,19 @@ void TestScenarios::devicePathAgreesWithHostScan()
     }
     QCOMPARE(device->summary.firstNonFiniteStep, host->summary.firstNonFiniteStep);
     QCOMPARE(device->summary.rollbacks, host->summary.rollbacks);
+}
+
+// An id with no registry entry is refused with its name, before a thread or a tensor exists.
+void TestScenarios::unknownScenarioIsRefused()
+{
+    RunConfig config;
+    config.scenario = "no-such-scenario";
+    QCOMPARE(QString::fromStdString(invalidRunConfigReason(config)), QStringLiteral("unknown scenario 'no-such-scenario'"));
+    QVERIFY(!findScenario("no-such-scenario"));
+    Session session;
+    std::string error;
+    QVERIFY(!session.start(config, &error));
+    QCOMPARE(error, invalidRunConfigReason(config));
 }
 
 QTEST_GUILESS_MAIN(TestScenarios)

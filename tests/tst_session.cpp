@@ -11,7 +11,7 @@ using namespace nanscope;
 namespace {
 
 // Changes the LR from the observer callback when step `at` is recorded.
-struct LrChanger final : SessionObserver {
+struct LrChanger final : RunObserver {
     Session *session = nullptr;
     int at = 5;
     void stepRecorded(const StepRecordPtr &r) override
@@ -90,21 +90,34 @@ void TestSession::pauseOnNonFiniteLeavesTheWeightsUntouched()
     config.controls = controls;
     QVERIFY(session.start(config));
     QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
-    StepRecordPtr paused;
+    // While paused, the Paused event says where the value was born; the step's record is not
+    // published until the step is decided, so no observer ever sees it change.
+    Event pausedEvent;
+    std::size_t before = 0;
     {
         std::lock_guard<std::mutex> lock(c.mutex);
-        paused = c.records.back();
+        QVERIFY(!c.events.empty());
+        pausedEvent = c.events.back();
+        before = c.records.size();
+        for (const StepRecordPtr &r : c.records)
+            QVERIFY(!r->nonFinite());
     }
-    QVERIFY(paused->nonFinite());
-    QCOMPARE(paused->origin.phase, Phase::Input);
-    const std::size_t before = recordCount(c);
+    QCOMPARE(pausedEvent.kind, EventKind::Paused);
+    QCOMPARE(pausedEvent.origin.phase, Phase::Input);
+    QCOMPARE(pausedEvent.run, session.runId());
+    QCOMPARE(pausedEvent.step, int(before));
     session.decidePausedStep(PausedStepDecision::SkipBatch);
-    QVERIFY(waitFor([&] { return recordCount(c) > before; }));
-    StepRecordPtr next;
+    QVERIFY(waitFor([&] { return recordCount(c) > before + 1; }));
+    StepRecordPtr paused, next;
     {
         std::lock_guard<std::mutex> lock(c.mutex);
-        next = c.records.at(before);
+        paused = c.records.at(before);
+        next = c.records.at(before + 1);
     }
+    QCOMPARE(paused->step, pausedEvent.step);
+    QVERIFY(paused->nonFinite());
+    QVERIFY(paused->skipped);
+    QCOMPARE(paused->why, std::string("batch skipped"));
     QCOMPARE(next->step, paused->step + 1);
     // The skipped step changed nothing: the next step sees the very same parameters.
     for (std::size_t l = 0; l < next->layers.size(); ++l) {
@@ -173,7 +186,7 @@ void TestSession::badConfigurationIsRefusedWithAMessage()
     config.modelPath = "model.pt";
     config.loss = "hinge";
     QVERIFY(!session.start(config, &error));
-    QCOMPARE(QString::fromStdString(error), QStringLiteral("--loss is cross-entropy or mse, got 'hinge'"));
+    QCOMPARE(QString::fromStdString(error), QStringLiteral("the loss is cross-entropy or mse, got 'hinge'"));
 }
 
 QTEST_GUILESS_MAIN(TestSession)

@@ -1,13 +1,14 @@
 // User TorchScript models: loading errors, the weight scan, instrumentation (paths, coverage,
 // exactness) and origins, on fixtures the tests build themselves.
-#include "op_tracer.h"
-#include "origin.h"
-#include "probe.h"
+#include "probe/op_tracer.h"
+#include "probe/origin.h"
+#include "probe/probe.h"
 #include "probed_pass.h"
+#include "nanscope/inspect.h"
 #include "torchscript_fixtures.h"
-#include "torchscript_loader.h"
-#include "model_setup.h"
-#include "torchscript_model.h"
+#include "model/torchscript_loader.h"
+#include "model/model_setup.h"
+#include "model/torchscript_model.h"
 
 #include <torch/torch.h>
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
-          xauth xvfb)
+          libcli11-dev nlohmann-json3-dev xauth xvfb)
 [ "${1:-}" = "--tests" ] && packages+=(python3-torch)
 
 missing=()

@@ -11,11 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace {
 
-struct Collector : nanscope::SessionObserver {
+struct Collector : nanscope::RunObserver {
     nanscope::RunSummary summary;
     int firstForwardStep = -1;
     std::string firstForwardLayer;
@@ -35,19 +36,6 @@ struct Collector : nanscope::SessionObserver {
     void runFinished(const nanscope::RunSummary &s) override { summary = s; }
 };
 
-bool parsePrecision(const std::string &s, nanscope::Precision *p)
-{
-    if (s == "fp32")
-        *p = nanscope::Precision::FP32;
-    else if (s == "fp16")
-        *p = nanscope::Precision::FP16;
-    else if (s == "bf16")
-        *p = nanscope::Precision::BF16;
-    else
-        return false;
-    return true;
-}
-
 }  // namespace
 
 int main(int argc, char **argv)
@@ -55,8 +43,8 @@ int main(int argc, char **argv)
     nanscope::keepFreedTensorMemory();
     const std::string device = argc > 1 ? argv[1] : "cpu";
     const int steps = argc > 2 ? std::atoi(argv[2]) : 0;
-    nanscope::Precision precision = nanscope::Precision::FP32;
-    if (argc > 3 && !parsePrecision(argv[3], &precision)) {
+    const std::optional<nanscope::Precision> precision = nanscope::parsePrecision(argc > 3 ? argv[3] : "fp32");
+    if (!precision) {
         std::fprintf(stderr, "nanscope_check: precision is fp32, fp16 or bf16, got '%s'\n", argv[3]);
         return 2;
     }
@@ -73,7 +61,7 @@ int main(int argc, char **argv)
         }
     }
     int failures = 0;
-    std::printf("precision %s on %s%s\n", nanscope::precisionLabel(precision, device).c_str(), device.c_str(),
+    std::printf("precision %s on %s%s\n", nanscope::precisionLabel(*precision, device).c_str(), device.c_str(),
                 devicePath ? " (device code path)" : "");
     for (const nanscope::ScenarioInfo &info : nanscope::scenarios()) {
         nanscope::Session session;
@@ -85,7 +73,7 @@ int main(int argc, char **argv)
         config.steps = steps;
         config.devicePathOnCpu = devicePath;
         nanscope::Controls controls = info.defaults;
-        controls.precision = precision;
+        controls.precision = *precision;
         config.controls = controls;
         std::string error;
         if (!session.start(config, &error) || !session.wait()) {
@@ -102,7 +90,7 @@ int main(int argc, char **argv)
         failures += s.error.empty() ? 0 : 1;
     }
     if (bench)
-        for (const auto &b : nanscope::runBenchmarks(30, nullptr, device, precision, {}, devicePath))
+        for (const auto &b : nanscope::runBenchmarks(30, nullptr, device, *precision, {}, devicePath))
             std::printf("bench %-5s off=%.3fms map=%.3fms (x%.3f) op=%.3fms (x%.3f)\n", b.model.c_str(), b.probeOffMs,
                         b.fullMapMs, b.fullMapRatio(), b.opLevelMs, b.opLevelRatio());
     return failures == 0 ? 0 : 1;

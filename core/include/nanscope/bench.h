@@ -1,7 +1,7 @@
 #pragma once
 // Side-by-side step-time measurements of the probe's tiers (`nanscope bench`).
 #include "nanscope/controls.h"
-#include "nanscope/session.h"
+#include "nanscope/run_config.h"
 
 #include <functional>
 #include <string>

@@ -54,5 +54,7 @@ struct Controls {
 };
 
 const char *precisionName(Precision p);  // "fp32", "fp16", "bf16"
+// The inverse of precisionName(); empty for any other text.
+std::optional<Precision> parsePrecision(const std::string &name);
 
 }  // namespace nanscope

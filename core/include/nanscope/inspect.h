@@ -1,25 +1,15 @@
 #pragma once
 // `nanscope inspect`: one forward pass and the backward pass of the loss on a user's TorchScript
 // model, with the per-layer map and the origin of the first non-finite value. Plain values only.
+#include "nanscope/non_finite_state.h"
 #include "nanscope/records.h"
-#include "nanscope/session.h"
+#include "nanscope/run_config.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace nanscope {
-
-// A parameter or buffer that already held NaN or Inf when the file was loaded.
-struct NonFiniteState {
-    std::string name;  // dotted, as named_parameters() / named_buffers() spell it
-    bool buffer = false;
-    TensorHealth health;
-};
-
-// "parameter fc.weight holds 2 NaN, 1 +Inf, 0 -Inf of 12 values as loaded": one line for the
-// event log and for `inspect`'s report.
-std::string describeNonFiniteState(const NonFiniteState &state);
 
 struct InspectReport {
     std::vector<Layer> layers;

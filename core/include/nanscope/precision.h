@@ -22,5 +22,7 @@ bool usesLossScaling(const Controls &c);
 // or more it would overflow. +Inf when the tensor already holds +-Inf, NaN when nothing was
 // observed. Derived from TensorHealth::absMax, so the records need not store it.
 double fp16Headroom(const TensorHealth &h);
+// The same ratio for a largest finite magnitude already known (a decimated map cell's).
+constexpr double fp16Headroom(double finiteAbsMax) { return finiteAbsMax / kFp16Max; }
 
 }  // namespace nanscope

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nanscope {
@@ -40,6 +41,11 @@ struct LayerHealth {
     TensorHealth params;      // all of the layer's own parameters together
     TensorHealth paramGrads;  // their gradients
     bool inputFinite = true;  // the layer's input was all finite
+
+    // The one definition of a non-finite layer in a step, used by the map, the tree, the step
+    // table, the summary's per-layer counts and the command line: its output or the gradient
+    // flowing into it held NaN or Inf. (Non-finite parameters show in the next forward output.)
+    bool nonFinite() const { return forward.hasNonFinite() || grad.hasNonFinite(); }
 };
 
 enum class StepAction { None, Applied, QuarantinedSamples, ZeroedGradients, Skipped, RolledBack, Paused };
@@ -74,14 +80,22 @@ using StepRecordPtr = std::shared_ptr<const StepRecord>;
 enum class EventKind { Info, FirstNonFinite, Recovery, Rollback, ControlChange, Paused, Error };
 
 struct Event {
+    Event() = default;
+    Event(EventKind kind, int step, int layer, std::string text)
+        : kind(kind), step(step), layer(layer), text(std::move(text)) {}
+
     EventKind kind = EventKind::Info;
     int step = -1;
     int layer = -1;
     std::string text;
+    int run = 0;    // stamped by the source: events of a replaced run are dropped like its records
+    Origin origin;  // FirstNonFinite and Paused: where the value was born (the step's record of a
+                    // paused step is published only once the step is decided)
 };
 
 struct RunSummary {
-    std::string scenario;
+    int run = 0;
+    std::string source;  // the scenario's id, or the model file's path
     int stepsRun = 0;
     int firstNonFiniteStep = -1;
     Origin origin;  // of the first non-finite step

@@ -1,5 +1,5 @@
 #pragma once
-// The built-in demo scenarios (see shared/SCENARIOS.md): ids, titles and default settings.
+// The built-in demo scenarios (see docs/scenarios.md): ids, titles and default settings.
 #include "nanscope/controls.h"
 
 #include <string>

@@ -1,0 +1,113 @@
+#include "cli_bench.h"
+
+#include "cli_args.h"
+#include "cli_json.h"
+#include "cli_model.h"
+#include "nanscope/bench.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+#include <stdexcept>
+
+namespace nanscope::cli {
+
+namespace {
+
+int benchBuiltInModels(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    bool json = false;
+    int rounds = 100;
+    std::vector<std::string> models;
+    Arguments arguments("bench");
+    arguments.option("--rounds", [&rounds](const auto &flag, const auto &v) { rounds = parseInt(flag, v, 1); })
+        .repeatable("--only", [&models](const auto &, const auto &v) { models.push_back(v); })
+        .flag("--json", json);
+    arguments.parse(args);
+    const auto results = runBenchmarks(
+        rounds,
+        [&](const std::string &m) {
+            if (!json)
+                err << m << "...\n";
+        },
+        "cpu", Precision::FP32, models);
+    if (!json)
+        out << "median step time over " << rounds << " interleaved rounds (batch 32, 1 thread)\n"
+            << "model   probe off   full map   op-level   map ratio   op ratio\n";
+    for (const BenchResult &b : results) {
+        if (json) {
+            out << jsonLine(Json{{"type", "bench"},
+                                 {"model", b.model},
+                                 {"batch", b.batch},
+                                 {"rounds", b.rounds},
+                                 {"probe_off_ms", jsonNumber(b.probeOffMs)},
+                                 {"full_map_ms", jsonNumber(b.fullMapMs)},
+                                 {"op_level_ms", jsonNumber(b.opLevelMs)},
+                                 {"full_map_ratio", jsonNumber(b.fullMapRatio())},
+                                 {"op_level_ratio", jsonNumber(b.opLevelRatio())}})
+                << '\n';
+        } else {
+            out << std::left << std::setw(6) << b.model << std::right << std::fixed << std::setprecision(3)
+                << std::setw(9) << b.probeOffMs << "ms" << std::setw(9) << b.fullMapMs << "ms" << std::setw(9)
+                << b.opLevelMs << "ms" << std::setw(11) << b.fullMapRatio() << 'x' << std::setw(10)
+                << b.opLevelRatio() << "x\n";
+        }
+    }
+    return 0;
+}
+
+int benchModelFile(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    RunConfig config;
+    bool json = false;
+    int rounds = 10;
+    Arguments arguments("bench");
+    addModelOptions(arguments, config);
+    arguments.option("--rounds", [&rounds](const auto &flag, const auto &v) { rounds = parseInt(flag, v, 1); })
+        .flag("--json", json);
+    arguments.parse(args);
+    BenchResult b;
+    try {
+        b = benchModel(config, rounds);
+    } catch (const std::exception &e) {
+        std::string m = e.what();
+        err << "nanscope: " << m.substr(0, m.find('\n')) << '\n';
+        return 1;
+    }
+    if (json) {
+        out << jsonLine(Json{{"type", "bench"},
+                             {"model", b.model},
+                             {"batch", b.batch},
+                             {"rounds", b.rounds},
+                             {"load_ms", jsonNumber(b.loadMs)},
+                             {"instrument_ms", jsonNumber(b.instrumentMs)},
+                             {"probe_off_ms", jsonNumber(b.probeOffMs)},
+                             {"full_map_ms", jsonNumber(b.fullMapMs)},
+                             {"op_level_ms", jsonNumber(b.opLevelMs)},
+                             {"full_map_ratio", jsonNumber(b.fullMapRatio())},
+                             {"op_level_ratio", jsonNumber(b.opLevelRatio())}})
+            << '\n';
+    } else {
+        out << std::fixed << std::setprecision(2) << b.model << " (batch " << b.batch << ", " << b.rounds
+            << " interleaved rounds, 1 thread)\n"
+            << "load " << b.loadMs << " ms, instrument " << b.instrumentMs << " ms\n"
+            << "median step: probe off " << b.probeOffMs << " ms, full map " << b.fullMapMs << " ms ("
+            << std::setprecision(3) << b.fullMapRatio() << "x), op-level " << std::setprecision(2) << b.opLevelMs
+            << " ms (" << std::setprecision(3) << b.opLevelRatio() << "x)\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    // The two forms take different options (--only names a built-in model, a file needs its
+    // inputs), so --model anywhere on the line picks the form, as the two synopses read.
+    const bool modelFile = std::any_of(args.begin(), args.end(), [](const std::string &a) {
+        return a == "--model" || a.rfind("--model=", 0) == 0;
+    });
+    return modelFile ? benchModelFile(args, out, err) : benchBuiltInModels(args, out, err);
+}
+
+}  // namespace nanscope::cli

@@ -1,0 +1,18 @@
+#pragma once
+// The one grammar of a synthetic input shape, shared by the command line and the window's dialog:
+// positive sizes, the batch first, separated by 'x' ("8x3x64x64"); 'X', '×', commas and spaces
+// are accepted too ("8, 3, 64, 64").
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+// Empty when the text is not such a shape (no size, a size that is not a positive integer up to
+// 2^31, more than 8 dimensions).
+std::optional<std::vector<std::int64_t>> parseInputShape(const std::string &text);
+// {8, 3, 64, 64} -> "8x3x64x64"
+std::string formatInputShape(const std::vector<std::int64_t> &shape);
+
+}  // namespace nanscope

@@ -1,0 +1,154 @@
+#include "nanscope/bench.h"
+
+#include "model/model_setup.h"
+#include "training/trainer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace nanscope {
+
+namespace {
+
+ScenarioSetup benchSetup(const std::string &model)
+{
+    namespace nn = torch::nn;
+    torch::manual_seed(7);
+    ScenarioSetup s;
+    std::unique_ptr<ObservedSequential> m;
+    if (model == "mlp") {
+        m = stableModel();
+        s.data = randomClassification(512, 100, 10);
+        s.optimizer = OptimizerKind::AdamW;
+    } else if (model == "cnn") {
+        m = std::make_unique<ObservedSequential>("SmallCNN");
+        m->add("conv1", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1))));
+        m->add("relu1", nn::AnyModule(nn::ReLU()));
+        m->add("pool1", nn::AnyModule(nn::MaxPool2d(2)));
+        m->add("conv2", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1))));
+        m->add("relu2", nn::AnyModule(nn::ReLU()));
+        m->add("pool2", nn::AnyModule(nn::MaxPool2d(2)));
+        m->add("flatten", nn::AnyModule(nn::Flatten()));
+        m->add("fc", nn::AnyModule(nn::Linear(32 * 8 * 8, 10)));
+        m->finalize();
+        s.data = {torch::randn({512, 3, 32, 32}), torch::randint(10, {512}, torch::kLong)};
+        s.optimizer = OptimizerKind::AdamW;
+    } else {
+        m = std::make_unique<ObservedSequential>("DeepMLP");
+        for (int i = 0; i < 30; ++i) {
+            m->add("fc" + std::to_string(i + 1), nn::AnyModule(nn::Linear(i == 0 ? 100 : 64, 64)));
+            m->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
+        }
+        m->add("head", nn::AnyModule(nn::Linear(64, 10)));
+        m->finalize();
+        s.data = randomClassification(512, 100, 10);
+    }
+    s.model = std::move(m);
+    return s;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// One step in `mode`, timed. Probe off is a user's plain loop (Trainer::plainStep): everything
+// the map and the op-level tier cost is measured against no checking at all.
+double timedStep(Trainer &trainer, ProbeMode mode, const std::string &device)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    if (mode == ProbeMode::Off) {
+        trainer.plainStep();
+    } else {
+        trainer.setProbeMode(mode);
+        std::vector<Event> events;
+        std::string stop;
+        auto rec = trainer.computeStep();
+        trainer.applyStep(*rec, events, stop);
+    }
+    if (device == "cuda")
+        torch::cuda::synchronize();  // the plain step has no host read of its own
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Interleaved rounds of the three modes on one trainer, their order rotating from round to round
+// so that none always runs first (after the others warmed the caches); medians.
+BenchResult measure(Trainer &trainer, const std::string &model, int batch, int rounds, int warmup,
+                    const std::string &device)
+{
+    const ProbeMode modes[3] = {ProbeMode::Off, ProbeMode::FullMap, ProbeMode::OpLevelEveryStep};
+    std::vector<double> times[3];
+    for (int r = 0; r < rounds + warmup; ++r) {
+        for (int i = 0; i < 3; ++i) {
+            const int m = (r + i) % 3;
+            const double ms = timedStep(trainer, modes[m], device);
+            if (r >= warmup)
+                times[m].push_back(ms);
+        }
+    }
+    BenchResult b;
+    b.model = model;
+    b.batch = batch;
+    b.rounds = rounds;
+    b.probeOffMs = median(times[0]);
+    b.fullMapMs = median(times[1]);
+    b.opLevelMs = median(times[2]);
+    return b;
+}
+
+}  // namespace
+
+const std::vector<std::string> &benchModelNames()
+{
+    static const std::vector<std::string> names = {"mlp", "cnn", "deep"};
+    return names;
+}
+
+std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,
+                                       const std::string &device, Precision precision,
+                                       const std::vector<std::string> &models, bool devicePathOnCpu)
+{
+    const std::vector<std::string> &all = benchModelNames();
+    for (const std::string &m : models)
+        if (std::find(all.begin(), all.end(), m) == all.end())
+            throw std::invalid_argument("unknown benchmark model '" + m + "' (mlp, cnn or deep)");
+    torch::set_num_threads(1);
+    std::vector<BenchResult> results;
+    for (const std::string &model : models.empty() ? all : models) {
+        if (progress)
+            progress("benchmarking " + model);
+        RunConfig config;
+        config.scenario = "bench-" + model;
+        config.opLevelOrigin = false;
+        config.snapshotEvery = 1 << 30;
+        config.device = device;
+        config.devicePathOnCpu = devicePathOnCpu;
+        Controls controls;
+        controls.precision = precision;
+        config.controls = controls;
+        Trainer trainer(benchSetup(model), config);
+        results.push_back(measure(trainer, model, 32, rounds, 5, device));
+    }
+    return results;
+}
+
+BenchResult benchModel(const RunConfig &modelConfig, int rounds)
+{
+    torch::set_num_threads(1);
+    RunConfig config = modelConfig;
+    config.opLevelOrigin = false;
+    config.snapshotEvery = 1 << 30;
+    ScenarioSetup setup = buildModelSetup(config);
+    const double loadMs = setup.loadMillis, instrumentMs = setup.instrumentMillis;
+    const int batch = setup.batchSize;
+    Trainer trainer(std::move(setup), config);
+    BenchResult b = measure(trainer, config.modelPath, batch, rounds, 2, config.device);
+    b.loadMs = loadMs;
+    b.instrumentMs = instrumentMs;
+    return b;
+}
+
+}  // namespace nanscope

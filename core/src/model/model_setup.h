@@ -1,0 +1,32 @@
+#pragma once
+// A run on a user's TorchScript file: the instrumented model, its data (synthetic from an input
+// shape, or tensors from files) and its loss. Every mistake the user can make with the data gets
+// a one-line message saying what was expected, not a LibTorch trace.
+#include "nanscope/run_config.h"
+#include "scenarios/scenario_setup.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+namespace nanscope {
+
+class TorchScriptModel;
+
+// Throws ModelFileError for the file, std::invalid_argument for data, shapes and options.
+ScenarioSetup buildModelSetup(const RunConfig &config);
+
+// A tensor saved by Python's torch.save or C++ torch::save. `what` names it in messages.
+at::Tensor loadTensorFile(const std::string &path, const std::string &what);
+
+// Runs the model once on `x` without gradients, in eval mode, and returns the output; a model
+// that rejects `x` gives a message naming the shape it was given and, where the first weighted
+// layer tells, the shape it expects.
+at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x);
+
+LossKind parseLoss(const std::string &name);
+
+// "8x3x64x64"
+std::string shapeText(at::IntArrayRef shape);
+
+}  // namespace nanscope

@@ -1,0 +1,157 @@
+#include "model/torchscript_model.h"
+
+#include "probe/observe_op.h"
+
+#include <cctype>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace nanscope {
+
+namespace {
+
+at::Tensor outputTensor(const c10::IValue &out)
+{
+    if (!out.isTensor())
+        throw std::runtime_error(std::string("the model's forward returns a ") + out.tagKind() +
+                                 "; NaNScope trains models whose forward returns one tensor");
+    return out.toTensor();
+}
+
+// The function shares the graph: the InstrumentedGraph's path table need not outlive this.
+std::unique_ptr<torch::jit::GraphFunction> runnable(const InstrumentedGraph &g, const char *name)
+{
+    return std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName(name), g.graph, nullptr);
+}
+
+}  // namespace
+
+std::string forwardOpOfBackwardNode(const std::string &node)
+{
+    std::string base = node;
+    while (!base.empty() && std::isdigit(static_cast<unsigned char>(base.back())))
+        base.pop_back();
+    const std::string suffix = "Backward";
+    if (base.size() <= suffix.size() || base.compare(base.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return {};
+    base.resize(base.size() - suffix.size());
+    std::string op = "aten::";
+    for (std::size_t i = 0; i < base.size(); ++i) {
+        const auto c = static_cast<unsigned char>(base[i]);
+        if (std::isupper(c) && i > 0)
+            op += '_';
+        op += char(std::tolower(c));
+    }
+    return op;
+}
+
+TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(std::move(module))
+{
+    std::unordered_map<std::string, int> ids;
+    for (const auto &item : module_.named_modules()) {
+        Layer l;
+        l.id = int(layers_.size());
+        l.path = item.name;
+        const auto type = item.value.type()->name();
+        l.type = type ? type->name() : std::string("Module");
+        const auto dot = l.path.rfind('.');
+        if (!l.path.empty()) {
+            const std::string parent = dot == std::string::npos ? std::string() : l.path.substr(0, dot);
+            const auto p = ids.find(parent);
+            l.parent = p == ids.end() ? 0 : p->second;
+        }
+        ids.emplace(l.path, l.id);
+        layers_.push_back(l);
+    }
+    refreshParameters();
+    const auto forward = module_.find_method("forward");
+    if (!forward)
+        throw std::invalid_argument("the model has no forward method");
+    // self and one input: the data NaNScope feeds is one tensor per batch.
+    const auto &args = forward->function().getSchema().arguments();
+    std::size_t required = 0;
+    for (const auto &a : args)
+        required += a.default_value() ? 0 : 1;
+    if (required > 2 || args.size() < 2)
+        throw std::invalid_argument("the model's forward takes " + std::to_string(args.size() - 1) +
+                                    " arguments; NaNScope feeds it one input tensor");
+    graph_ = instrumentForward(module_, ids);
+    function_ = runnable(graph_, "nanscope.instrumented_forward");
+    layerIds_ = std::move(ids);
+}
+
+bool TorchScriptModel::setHalfEmulation(bool on)
+{
+    if (on && !halfFunction_)
+        halfFunction_ = runnable(instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/true),
+                                 "nanscope.fp16_emulated_forward");
+    halfEmulation_ = on;
+    return true;
+}
+
+void TorchScriptModel::refreshParameters()
+{
+    ownParameters_.clear();
+    for (const auto &item : module_.named_modules()) {
+        std::vector<at::Tensor> own;
+        for (const at::Tensor &p : item.value.parameters(/*recurse=*/false))
+            own.push_back(p);
+        ownParameters_.push_back(std::move(own));
+    }
+}
+
+std::vector<at::Tensor> TorchScriptModel::parameters() const
+{
+    std::vector<at::Tensor> out;
+    for (const at::Tensor &p : module_.parameters())
+        out.push_back(p);
+    return out;
+}
+
+std::vector<at::Tensor> TorchScriptModel::buffers() const
+{
+    std::vector<at::Tensor> out;
+    for (const at::Tensor &b : module_.buffers())
+        out.push_back(b);
+    return out;
+}
+
+at::Tensor TorchScriptModel::forward(const at::Tensor &x, Probe *probe)
+{
+    if (!probe && !halfEmulation_)
+        return outputTensor(module_.forward({x}));
+    ObserveScope scope(probe);  // null: the observe ops only pass their tensor through
+    torch::jit::Stack stack{module_._ivalue(), x};
+    (halfEmulation_ ? halfFunction_ : function_)->run(stack);
+    return outputTensor(stack.back());
+}
+
+void TorchScriptModel::toDevice(const std::string &device)
+{
+    module_.to(c10::Device(device));
+    refreshParameters();
+}
+
+std::string TorchScriptModel::sourceOf(const std::string &op, bool inBackward, int layer) const
+{
+    const std::string forwardOp = inBackward ? forwardOpOfBackwardNode(op) : op;
+    if (forwardOp.empty())
+        return {};
+    const std::string path = layer >= 0 && layer < int(layers_.size()) ? layers_[layer].path : std::string();
+    std::string where = sourceOfOp(graph_, forwardOp, path);
+    if (where.empty() && !path.empty())
+        where = sourceOfOp(graph_, forwardOp, std::string());
+    return where;
+}
+
+void TorchScriptModel::save(const std::string &path) const
+{
+    try {
+        module_.save(path);
+    } catch (const std::exception &e) {
+        std::string m = e.what();
+        throw std::runtime_error("cannot save '" + path + "': " + m.substr(0, m.find('\n')));
+    }
+}
+
+}  // namespace nanscope

@@ -1,0 +1,100 @@
+#include "probe/observed_sequential.h"
+
+#include "training/autocast_scope.h"
+#include "probe/probe.h"
+
+#include <torch/torch.h>
+
+namespace nanscope {
+
+std::string shortTypeName(const std::string &cppName)
+{
+    std::string n = cppName;
+    const auto colon = n.rfind("::");
+    if (colon != std::string::npos)
+        n = n.substr(colon + 2);
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, "Impl") == 0)
+        n.resize(n.size() - 4);
+    return n;
+}
+
+ObservedSequential::ObservedSequential(std::string rootType)
+    : root_(std::make_shared<torch::nn::Module>(std::move(rootType)))
+{
+}
+
+void ObservedSequential::add(const std::string &name, torch::nn::AnyModule module)
+{
+    root_->register_module(name, module.ptr());
+    const auto relu = std::dynamic_pointer_cast<torch::nn::ReLUImpl>(module.ptr());
+    plainRelu_.push_back(relu && !relu->options.inplace());
+    children_.emplace_back(name, std::move(module));
+}
+
+void ObservedSequential::finalize()
+{
+    layers_.clear();
+    ownParameters_.clear();
+    // named_modules() gives the root as "" and descendants in pre-order: that is the layer table.
+    for (const auto &item : root_->named_modules()) {
+        Layer l;
+        l.id = int(layers_.size());
+        l.path = item.key();
+        l.type = l.path.empty() ? root_->name() : shortTypeName(item.value()->name());
+        const auto dot = l.path.rfind('.');
+        const std::string parentPath = dot == std::string::npos ? std::string() : l.path.substr(0, dot);
+        for (const Layer &p : layers_)
+            if (!l.path.empty() && p.path == parentPath)
+                l.parent = p.id;
+        layers_.push_back(l);
+        ownParameters_.push_back(item.value()->parameters(/*recurse=*/false));
+    }
+}
+
+std::vector<at::Tensor> ObservedSequential::layerParameters(int layer) const { return ownParameters_[layer]; }
+
+std::vector<at::Tensor> ObservedSequential::parameters() const { return root_->parameters(); }
+
+std::vector<at::Tensor> ObservedSequential::buffers() const { return root_->buffers(); }
+
+at::Tensor ObservedSequential::forward(const at::Tensor &input, Probe *probe)
+{
+    at::Tensor x = input;
+    // Children are layers 1..n in registration order (pre-order of a flat container).
+    int id = 1;
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+        at::Tensor y = children_[i].second.forward(x);
+        if (halfEmulation_)
+            y = roundThroughHalf(y);  // what the layer's fp16 output would hold on a GPU
+        if (probe && plainRelu_[i] && !halfEmulation_)
+            probe->observeRelu(id, x, y);  // its health follows from x's scan: no second read
+        else if (probe)
+            probe->observe(id, x, y);
+        x = y;
+        ++id;
+    }
+    if (probe)
+        probe->observe(0, input, x);
+    return x;
+}
+
+void ObservedSequential::setTraining(bool on)
+{
+    root_->train(on);
+    for (auto &child : children_)
+        for (const std::string &name : frozen_)
+            if (child.first == name)
+                child.second.ptr()->eval();
+}
+
+void ObservedSequential::toDevice(const std::string &device)
+{
+    root_->to(torch::Device(device));
+    for (std::size_t i = 0; i < layers_.size(); ++i)
+        ownParameters_[i].clear();
+    std::size_t i = 0;
+    for (const auto &item : root_->named_modules())
+        ownParameters_[i++] = item.value()->parameters(false);
+}
+
+}  // namespace nanscope

@@ -1,0 +1,122 @@
+#include "probe/origin.h"
+
+#include <sstream>
+
+namespace nanscope {
+
+const char *phaseName(Phase p)
+{
+    switch (p) {
+    case Phase::None: return "none";
+    case Phase::Input: return "input";
+    case Phase::Forward: return "forward";
+    case Phase::Loss: return "loss";
+    case Phase::Backward: return "backward";
+    case Phase::Parameter: return "parameter";
+    case Phase::Update: return "update";
+    }
+    return "none";
+}
+
+namespace {
+
+Origin at(const OriginInputs &in, Phase phase, int layer, bool produced)
+{
+    Origin o;
+    o.step = in.record.step;
+    o.phase = phase;
+    o.layer = layer;
+    o.layerPath = layer >= 0 ? in.layers[layer].path : std::string();
+    o.produced = produced;
+    return o;
+}
+
+// Leaves in forward order: the layers that compute (containers only pass their children's work).
+std::vector<int> leavesInForwardOrder(const OriginInputs &in)
+{
+    std::vector<bool> hasChild(in.layers.size(), false);
+    for (const Layer &l : in.layers)
+        if (l.parent >= 0)
+            hasChild[l.parent] = true;
+    std::vector<int> leaves;
+    for (int id : in.forwardOrder)
+        if (!hasChild[id])
+            leaves.push_back(id);
+    return leaves;
+}
+
+}  // namespace
+
+Origin findOrigin(const OriginInputs &in)
+{
+    const StepRecord &r = in.record;
+    // Parameters first: a model whose weights are already bad poisons everything downstream.
+    for (std::size_t i = 0; i < r.layers.size(); ++i)
+        if (r.layers[i].params.hasNonFinite())
+            return at(in, in.previousStepParamsFinite ? Phase::Update : Phase::Parameter, int(i),
+                      in.previousStepParamsFinite);
+    if (r.inputHealth.hasNonFinite())
+        return at(in, Phase::Input, -1, true);
+    for (int id : in.forwardOrder)
+        if (r.layers[id].forward.hasNonFinite())
+            return at(in, Phase::Forward, id, r.layers[id].inputFinite);
+    if (r.lossHealth.hasNonFinite())
+        return at(in, Phase::Loss, -1, true);
+    // Backward runs from the last layer to the first. The gradient into layer k's output is made
+    // by the backward of the layer that consumed it (k+1, or the loss for the last one).
+    const std::vector<int> leaves = leavesInForwardOrder(in);
+    for (int k = int(leaves.size()) - 1; k >= 0; --k) {
+        const LayerHealth &lh = r.layers[leaves[k]];
+        if (lh.grad.hasNonFinite())
+            return k + 1 < int(leaves.size()) ? at(in, Phase::Backward, leaves[k + 1], true)
+                                              : at(in, Phase::Backward, -1, true);
+        if (lh.paramGrads.hasNonFinite())
+            return at(in, Phase::Backward, leaves[k], true);
+    }
+    return {};
+}
+
+std::string explainOrigin(const Origin &o, const StepRecord &r)
+{
+    std::ostringstream s;
+    const std::string where = o.layerPath.empty() ? std::string("the loss") : "layer '" + o.layerPath + "'";
+    switch (o.phase) {
+    case Phase::None:
+        return {};
+    case Phase::Input:
+        s << "The input batch holds " << r.inputHealth.nan << " NaN, " << r.inputHealth.posInf << " +Inf and "
+          << r.inputHealth.negInf << " -Inf values";
+        if (!r.badSamples.empty()) {
+            s << " (samples";
+            for (std::int64_t i : r.badSamples)
+                s << ' ' << i;
+            s << ')';
+        }
+        s << "; every layer downstream only passes them on.";
+        break;
+    case Phase::Forward:
+        s << (o.produced ? "Layer '" + o.layerPath + "' turned finite inputs into non-finite outputs"
+                         : "Layer '" + o.layerPath + "' received non-finite inputs");
+        break;
+    case Phase::Loss:
+        s << "The model's outputs are finite but the loss is not";
+        break;
+    case Phase::Backward:
+        s << "The forward pass is finite; the backward pass of " << where << " made a non-finite gradient";
+        break;
+    case Phase::Parameter:
+        s << "The parameters of layer '" << o.layerPath << "' were already non-finite before this step";
+        break;
+    case Phase::Update:
+        s << "The optimizer update of the previous step made the parameters of layer '" << o.layerPath
+          << "' non-finite";
+        break;
+    }
+    if (!o.op.empty())
+        s << " (first op: " << o.op << ")";
+    if (o.phase != Phase::Input)
+        s << '.';
+    return s.str();
+}
+
+}  // namespace nanscope

@@ -1,0 +1,246 @@
+#include "probe/probe.h"
+
+#include "model/model_adapter.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+
+#include <functional>
+
+namespace nanscope {
+
+void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
+{
+    record_ = record;
+    record_->layers.assign(model.layers().size(), LayerHealth{});
+    collector_.clear();
+    forwardOrder_.clear();
+    backwardOrder_.clear();
+    inputSources_.clear();
+    recentOutputs_.clear();
+    forgetLast();
+    inputScratch_.assign(model.layers().size(), TensorHealth{});
+}
+
+struct Probe::GradTargets {
+    std::vector<std::pair<TensorHealth *, int>> slots;  // (slot, layer)
+};
+
+namespace {
+
+class GradientPreHook final : public torch::autograd::FunctionPreHook {
+public:
+    GradientPreHook(std::function<void(const at::Tensor &)> onGrad, std::uint32_t index)
+        : onGrad_(std::move(onGrad)), index_(index) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override
+    {
+        if (index_ < grads.size() && grads[index_].defined())
+            onGrad_(grads[index_]);
+        return grads;
+    }
+
+private:
+    std::function<void(const at::Tensor &)> onGrad_;
+    std::uint32_t index_;
+};
+
+}  // namespace
+
+void Probe::hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
+                         int layer)
+{
+    if (lastHookTargets_ && lastHookNode_ == node && lastHookIndex_ == index) {
+        lastHookTargets_->slots.emplace_back(slot, layer);  // one scan feeds both
+        return;
+    }
+    auto targets = std::make_shared<GradTargets>();
+    targets->slots.emplace_back(slot, layer);
+    node->add_pre_hook(std::make_unique<GradientPreHook>(
+        [this, targets](const at::Tensor &grad) {
+            HealthCollector::Measured m;
+            for (std::size_t i = 0; i < targets->slots.size(); ++i) {
+                if (i == 0)
+                    m = collector_.record(targets->slots[i].first, grad);
+                else
+                    collector_.recordAgain(targets->slots[i].first, m);
+                backwardOrder_.push_back(targets->slots[i].second);
+            }
+        },
+        index));
+    lastHookNode_ = node;
+    lastHookIndex_ = index;
+    lastHookTargets_ = targets;
+}
+
+namespace {
+
+// `t` holds exactly what `held` held when its version was `version`: the same tensor, or a view of
+// all of it laid out the same way (Flatten's output is its input, reshaped).
+bool sameValues(const at::Tensor &held, std::int64_t version, const at::Tensor &t)
+{
+    if (!held.defined() || t._version() != version)
+        return false;
+    if (held.is_same(t))
+        return true;
+    return held.data_ptr() == t.data_ptr() && held.numel() == t.numel() && held.scalar_type() == t.scalar_type() &&
+           held.device() == t.device() && held.is_contiguous() && t.is_contiguous();
+}
+
+}  // namespace
+
+void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    recordForward(layer, input, output);
+    if (!output.requires_grad())
+        return;
+    TensorHealth *slot = &record_->layers[layer].grad;
+    // A view rewritten in place later (linear's [B,T,F] output is a view of its addmm result)
+    // gets a regenerated grad_fn, and the node it had when observed never runs. Its base's node
+    // does, with the gradient of the base before the in-place op: read the view's part of it.
+    const at::Tensor base = output.is_view() ? at::Tensor(output._base()) : at::Tensor();
+    if (base.defined() && base.grad_fn()) {
+        const std::vector<std::int64_t> sizes = output.sizes().vec(), strides = output.strides().vec();
+        const std::vector<std::int64_t> baseSizes = base.sizes().vec(), baseStrides = base.strides().vec();
+        const std::int64_t offset = output.storage_offset() - base.storage_offset();
+        lastHookTargets_.reset();
+        base.grad_fn()->add_pre_hook(std::make_unique<GradientPreHook>(
+            [=](const at::Tensor &grad) {
+                at::Tensor laidOut = grad;
+                if (grad.strides().vec() != baseStrides) {
+                    laidOut = at::empty_strided(baseSizes, baseStrides, grad.options());
+                    laidOut.copy_(grad);
+                }
+                collector_.record(slot, laidOut.as_strided(sizes, strides, laidOut.storage_offset() + offset));
+                backwardOrder_.push_back(layer);
+            },
+            base.output_nr()));
+        return;
+    }
+    if (const auto node = output.grad_fn())
+        hookGradient(node, output.output_nr(), slot, layer);
+}
+
+void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    recordForward(layer, input, output);
+    hookOutputGradient(layer, output);
+}
+
+void Probe::observeRelu(int layer, const at::Tensor &input, const at::Tensor &output)
+{
+    const bool follows = sameValues(lastOutput_, lastOutputVersion_, input) && lastMeasured_.valid &&
+                         lastMeasured_.segment < 0 && lastMeasured_.positiveSumSq >= 0;
+    if (!follows) {
+        observe(layer, input, output);
+        return;
+    }
+    HealthCollector::Measured derived;
+    derived.host = reluHealth(lastMeasured_.host, lastMeasured_.positiveSumSq);
+    derived.positiveSumSq = lastMeasured_.positiveSumSq;  // relu(relu(x)) keeps the same squares
+    derived.valid = true;
+    recordForward(layer, input, output, &derived);
+    hookOutputGradient(layer, output);
+}
+
+void Probe::hookOutputGradient(int layer, const at::Tensor &output)
+{
+    if (!output.requires_grad())
+        return;
+    TensorHealth *slot = &record_->layers[layer].grad;
+    output.register_hook([this, slot, layer](const at::Tensor &grad) {
+        collector_.record(slot, grad);
+        backwardOrder_.push_back(layer);
+    });
+}
+
+void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
+                          const HealthCollector::Measured *known)
+{
+    LayerHealth &lh = record_->layers[layer];
+    forwardOrder_.push_back(layer);
+    // A layer's input is usually the previous layer's output, already scanned: reuse that.
+    InputSource source{layer, -1};
+    if (input.defined() && at::isFloatingType(input.scalar_type())) {
+        for (auto it = recentOutputs_.rbegin(); it != recentOutputs_.rend(); ++it)
+            if (it->first == input.unsafeGetTensorImpl()) {
+                source.fromLayer = it->second;
+                break;
+            }
+        if (source.fromLayer < 0) {
+            if (sameValues(lastInput_, lastInputVersion_, input)) {
+                collector_.recordAgain(&inputScratch_[layer], lastInputMeasured_);
+            } else {
+                lastInputMeasured_ = collector_.record(&inputScratch_[layer], input.detach());
+                lastInput_ = input;
+                lastInputVersion_ = input._version();
+            }
+        }
+        inputSources_.push_back(source);
+    }
+    if (known) {
+        collector_.recordAgain(&lh.forward, *known);
+        lastMeasured_ = *known;
+        lastOutput_ = output;
+        lastOutputVersion_ = output._version();
+    } else if (sameValues(lastOutput_, lastOutputVersion_, output)) {
+        collector_.recordAgain(&lh.forward, lastMeasured_);
+    } else {
+        lastMeasured_ = collector_.record(&lh.forward, output.detach());
+        lastOutput_ = output;
+        lastOutputVersion_ = output._version();
+    }
+    recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
+}
+
+void Probe::noteInput(const at::Tensor &input, const TensorHealth &health)
+{
+    lastInput_ = input;
+    lastInputVersion_ = input._version();
+    lastInputMeasured_ = {};
+    lastInputMeasured_.host = health;
+    lastInputMeasured_.valid = true;
+}
+
+void Probe::forgetLast()
+{
+    lastOutput_ = at::Tensor();
+    lastMeasured_ = {};
+    lastInput_ = at::Tensor();
+    lastInputMeasured_ = {};
+    lastHookNode_.reset();
+    lastHookTargets_.reset();
+}
+
+void Probe::observeLoss(const at::Tensor &loss)
+{
+    forgetLast();  // the forward pass is over: hold nothing of it
+    collector_.record(&record_->lossHealth, loss.detach());
+}
+
+void Probe::observeParameters(const ModelAdapter &model)
+{
+    for (std::size_t i = 0; i < model.layers().size(); ++i)
+        for (const at::Tensor &p : model.layerParameters(int(i)))
+            collector_.record(&record_->layers[i].params, p.detach());
+}
+
+void Probe::observeParameterGradients(const ModelAdapter &model)
+{
+    for (std::size_t i = 0; i < model.layers().size(); ++i)
+        for (const at::Tensor &p : model.layerParameters(int(i)))
+            if (p.grad().defined())
+                collector_.record(&record_->layers[i].paramGrads, p.grad());
+}
+
+void Probe::finishStep()
+{
+    collector_.resolve();
+    for (const InputSource &src : inputSources_) {
+        const TensorHealth &in = src.fromLayer >= 0 ? record_->layers[src.fromLayer].forward : inputScratch_[src.layer];
+        record_->layers[src.layer].inputFinite = in.nonFinite() == 0;
+    }
+    recentOutputs_.clear();
+    forgetLast();
+}
+
+}  // namespace nanscope

@@ -1,0 +1,90 @@
+#pragma once
+// The per-layer map of one step: forward output health, the gradient flowing into each output,
+// parameters and their gradients. Models call observeOutput() after each layer.
+#include "health/health_collector.h"
+#include "nanscope/records.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace torch::autograd {
+struct Node;
+}
+
+namespace nanscope {
+
+class ModelAdapter;
+
+class Probe {
+public:
+    // Prepares `record` for a step of `model`; record->layers gets one entry per layer.
+    void beginStep(const ModelAdapter &model, StepRecord *record);
+    // Forward: the layer saw `input` and produced `output`; a gradient hook is attached to it.
+    void observe(int layer, const at::Tensor &input, const at::Tensor &output);
+    // As observe(), but the gradient is read by a pre-hook on the autograd node that produced
+    // `output` (at its output_nr): it sees the gradient of the value as observed, even when an
+    // in-place op (relu_, add_) rewrites the tensor afterwards, where a tensor hook would follow
+    // the tensor to its newest version or be dropped. For graphs with in-place ops (TorchScript).
+    void observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output);
+    // As observe(), for a ReLU (not in place) whose input is the output observed just before:
+    // its forward health follows from that output's scan (reluHealth()) instead of a scan of its own.
+    void observeRelu(int layer, const at::Tensor &input, const at::Tensor &output);
+    void observeLoss(const at::Tensor &loss);
+    // Before forward: the parameters the forward pass will use.
+    void observeParameters(const ModelAdapter &model);
+    // After backward: the parameters' gradients.
+    void observeParameterGradients(const ModelAdapter &model);
+    // `input`'s health is already known (the trainer scanned the batch): a layer it goes to
+    // reuses it.
+    void noteInput(const at::Tensor &input, const TensorHealth &health);
+    // Reads everything back (one host read on a device) and fills the record.
+    void finishStep();
+    // See HealthCollector::setDevicePathOnCpu().
+    void setDevicePathOnCpu(bool on) { collector_.setDevicePathOnCpu(on); }
+
+    const std::vector<int> &forwardOrder() const { return forwardOrder_; }
+    const std::vector<int> &backwardOrder() const { return backwardOrder_; }
+
+private:
+    // `known`: the output's health, already measured (else it is scanned here).
+    void recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
+                       const HealthCollector::Measured *known = nullptr);
+    void hookOutputGradient(int layer, const at::Tensor &output);
+    struct GradTargets;
+    void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
+                      int layer);
+    void forgetLast();
+
+    StepRecord *record_ = nullptr;
+    HealthCollector collector_;
+    std::vector<int> forwardOrder_;
+    std::vector<int> backwardOrder_;
+    struct InputSource {
+        int layer;
+        int fromLayer;  // the layer whose output was this input, -1: scanned into inputScratch_
+    };
+    std::vector<InputSource> inputSources_;
+    std::vector<TensorHealth> inputScratch_;
+    // TensorImpl address of each output, newest last. Not held: holding activations would keep
+    // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
+    // tensor that lives there now (a layer's input is alive while it is observed).
+    std::vector<std::pair<const void *, int>> recentOutputs_;
+    // The last observed output, held until the next observation so that its address cannot be
+    // reused: observing the same tensor, unchanged, again (a container whose output is its last
+    // child's) reuses the scan.
+    at::Tensor lastOutput_;
+    std::int64_t lastOutputVersion_ = 0;
+    HealthCollector::Measured lastMeasured_;
+    // The same for the last input that was not an observed output (the batch goes to the first
+    // layer and to the model as a whole).
+    at::Tensor lastInput_;
+    std::int64_t lastInputVersion_ = 0;
+    HealthCollector::Measured lastInputMeasured_;
+    // The last gradient pre-hook: the same node and output again adds a slot to it.
+    std::shared_ptr<torch::autograd::Node> lastHookNode_;
+    std::uint32_t lastHookIndex_ = 0;
+    std::shared_ptr<GradTargets> lastHookTargets_;
+};
+
+}  // namespace nanscope

@@ -1,0 +1,50 @@
+// What a run starts from, and what start() accepts, checked before any thread or tensor exists.
+// Messages here are read in the window too: they name settings, never command-line flags.
+#include "nanscope/run_config.h"
+
+#include "nanscope/scenario.h"
+
+namespace nanscope {
+
+namespace {
+
+const ScenarioInfo *scenarioOf(const RunConfig &config)
+{
+    return config.usesModelFile() ? nullptr : findScenario(config.scenario);
+}
+
+}  // namespace
+
+Controls defaultControls(const RunConfig &config)
+{
+    const ScenarioInfo *info = scenarioOf(config);
+    return info ? info->defaults : Controls{};
+}
+
+int defaultSteps(const RunConfig &config)
+{
+    const ScenarioInfo *info = scenarioOf(config);
+    return info ? info->defaultSteps : kModelFileDefaultSteps;
+}
+
+Controls initialControls(const RunConfig &config) { return config.controls.value_or(defaultControls(config)); }
+
+int stepsToRun(const RunConfig &config) { return config.steps > 0 ? config.steps : defaultSteps(config); }
+
+bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || name == "mse"; }
+
+std::string invalidRunConfigReason(const RunConfig &config)
+{
+    // A user's model file replaces the scenario; its own checks come when it is loaded.
+    if (!config.usesModelFile() && !scenarioOf(config))
+        return "unknown scenario '" + config.scenario + "'";
+    if (config.device != "cpu" && config.device != "cuda")
+        return "unknown device '" + config.device + "' (cpu or cuda)";
+    if (config.steps < 0)
+        return "the number of steps must be positive";
+    if (config.usesModelFile() && !isKnownLoss(config.loss))
+        return "the loss is cross-entropy or mse, got '" + config.loss + "'";
+    return initialControls(config).lossScaling.invalidReason();
+}
+
+}  // namespace nanscope

@@ -1,0 +1,275 @@
+#include "session/run_loop.h"
+
+#include "scenarios/scenario_setup.h"
+#include "training/trainer.h"
+
+#include <torch/torch.h>
+
+namespace nanscope {
+
+namespace {
+
+// LibTorch messages carry a C++ stack after the first line: keep the sentence only.
+std::string firstSentence(std::string message)
+{
+    const auto nl = message.find('\n');
+    if (nl != std::string::npos)
+        message.resize(nl);
+    return message;
+}
+
+}  // namespace
+
+RunLoop::RunLoop(RunLoopLink &link, RunConfig config, int run) : link_(link), config_(std::move(config)), run_(run)
+{
+    summary_.run = run;
+    summary_.source = config_.usesModelFile() ? config_.modelPath : config_.scenario;
+}
+
+RunLoop::~RunLoop() = default;
+
+void RunLoop::run()
+{
+    try {
+        begin();
+        trainSteps();
+        finish();
+    } catch (const std::exception &e) {
+        summary_.error = firstSentence(e.what());
+        raise({EventKind::Error, -1, -1, summary_.error});
+    }
+    summary_.nonFiniteStepsPerLayer = perLayer_;
+    summary_.stepsPerSecond = activeMillis_ > 0 ? summary_.stepsRun / (activeMillis_ / 1000.0) : 0.0;
+    link_.notify([this](RunObserver &o) { o.runFinished(summary_); });
+    setState(summary_.error.empty() ? SessionState::Finished : SessionState::Failed);
+}
+
+void RunLoop::begin()
+{
+    torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
+    ScenarioSetup setup = buildScenario(config_);
+    const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
+    trainer_ = std::make_unique<Trainer>(std::move(setup), config_);
+    perLayer_.assign(trainer_->layers().size(), 0);
+    link_.notify([this](RunObserver &o) { o.runStarted(run_, trainer_->layers(), config_); });
+    raise({EventKind::Info, 0, -1,
+           "run " + std::to_string(run_) + ": " + summary_.source + " on " + config_.device + ", " +
+               trainer_->precisionLabel()});
+    for (const std::string &w : loadWarnings)
+        raise({EventKind::Error, 0, -1, w});
+    bool paused;
+    {
+        std::lock_guard<std::mutex> lock(link_.mutex);
+        paused = link_.paused;
+    }
+    setState(paused ? SessionState::Paused : SessionState::Running);
+}
+
+void RunLoop::trainSteps()
+{
+    const int steps = stepsToRun(config_);
+    while (trainer_->step() < steps) {
+        if (!waitForGo())
+            return;
+        if (takeRollbackRequest()) {
+            rollBack();
+            continue;
+        }
+        const Controls controls = liveControls();
+        applyControls(controls, trainer_->step());
+
+        std::shared_ptr<StepRecord> record = trainer_->computeStep(std::exchange(retry_, false));
+        record->run = run_;
+        activeMillis_ += record->stepMillis;
+        noteNonFinite(*record);
+
+        const Outcome outcome = record->nonFinite() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
+        switch (outcome) {
+        case Outcome::Apply:
+            if (!applyAndPublish(record))
+                return;
+            break;
+        case Outcome::Skip:
+            discardAndPublish(record, "batch skipped");
+            raise({EventKind::Recovery, record->step, -1, "batch skipped"});
+            break;
+        case Outcome::Retry:  // the same batch again: this record is superseded, never published
+            trainer_->discardStep(*record, true);
+            raise({EventKind::Recovery, record->step, -1, "retrying the step"});
+            retry_ = true;
+            break;
+        case Outcome::Stopped:  // the step stays unapplied, and counts
+            discardAndPublish(record, "stopped while paused: the update was not applied");
+            return;
+        }
+    }
+}
+
+bool RunLoop::waitForGo()
+{
+    std::unique_lock<std::mutex> lock(link_.mutex);
+    link_.wake.wait(lock, [this] {
+        return link_.stopRequested || !link_.paused || link_.stepBudget > 0 || link_.rollbackRequested;
+    });
+    if (link_.stopRequested)
+        return false;
+    if (link_.paused && link_.stepBudget > 0 && !link_.rollbackRequested)
+        --link_.stepBudget;
+    return true;
+}
+
+bool RunLoop::takeRollbackRequest()
+{
+    std::lock_guard<std::mutex> lock(link_.mutex);
+    return std::exchange(link_.rollbackRequested, false);
+}
+
+void RunLoop::rollBack()
+{
+    std::string what;
+    if (!trainer_->rollback(false, &what))
+        what = "no checked-finite snapshot to restore";
+    raise({EventKind::Rollback, trainer_->step(), -1, what});
+    ++summary_.rollbacks;
+}
+
+Controls RunLoop::liveControls()
+{
+    std::lock_guard<std::mutex> lock(link_.mutex);
+    return link_.controls;
+}
+
+void RunLoop::applyControls(const Controls &controls, int step)
+{
+    const std::string change = trainer_->applyControls(controls);
+    if (!change.empty())
+        raise({EventKind::ControlChange, step, -1, change});
+}
+
+void RunLoop::noteNonFinite(const StepRecord &record)
+{
+    if (record.nonFinite() && summary_.firstNonFiniteStep < 0) {
+        summary_.firstNonFiniteStep = record.step;
+        summary_.origin = record.origin;
+        Event e{EventKind::FirstNonFinite, record.step, record.origin.layer, record.origin.explanation};
+        e.origin = record.origin;
+        raise(e);
+    }
+    if (!record.quarantined.empty()) {
+        std::string text = "quarantined samples";
+        for (std::int64_t i : record.quarantined)
+            text += " " + std::to_string(i);
+        raise({EventKind::Recovery, record.step, -1, text});
+    }
+}
+
+RunLoop::Outcome RunLoop::pauseForDecision(const std::shared_ptr<StepRecord> &record)
+{
+    Event paused{EventKind::Paused, record->step, record->origin.layer, record->origin.explanation};
+    paused.origin = record->origin;
+    raise(paused);
+    setState(SessionState::Paused);
+    const std::optional<PausedStepDecision> decision = waitForDecision();
+    if (!decision)
+        return Outcome::Stopped;
+    // The user may have changed the controls while looking at the paused step.
+    applyControls(liveControls(), record->step);
+    bool stillPaused;
+    {
+        std::lock_guard<std::mutex> lock(link_.mutex);
+        stillPaused = link_.paused;
+    }
+    setState(stillPaused ? SessionState::Paused : SessionState::Running);
+    switch (*decision) {
+    case PausedStepDecision::Continue: return Outcome::Apply;
+    case PausedStepDecision::SkipBatch: return Outcome::Skip;
+    case PausedStepDecision::Retry: return Outcome::Retry;
+    }
+    return Outcome::Skip;
+}
+
+std::optional<PausedStepDecision> RunLoop::waitForDecision()
+{
+    std::unique_lock<std::mutex> lock(link_.mutex);
+    link_.decisionWanted = true;
+    link_.decision.reset();
+    link_.wake.wait(lock, [this] { return link_.stopRequested || link_.decision.has_value() || link_.rollbackRequested; });
+    link_.decisionWanted = false;
+    if (link_.stopRequested)
+        return std::nullopt;
+    if (link_.rollbackRequested)
+        return PausedStepDecision::SkipBatch;  // the rollback itself happens at the boundary
+    return link_.decision;
+}
+
+bool RunLoop::applyAndPublish(const std::shared_ptr<StepRecord> &record)
+{
+    std::vector<Event> events;
+    std::string stopReason;
+    trainer_->applyStep(*record, events, stopReason);
+    publish(record);
+    for (const Event &e : events)
+        raise(e);
+    if (stopReason.empty())
+        return true;
+    summary_.stoppedByPolicy = true;
+    raise({EventKind::Error, record->step, -1, stopReason});
+    return false;
+}
+
+void RunLoop::discardAndPublish(const std::shared_ptr<StepRecord> &record, const std::string &why)
+{
+    trainer_->discardStep(*record, false);
+    record->why = why;
+    publish(record);
+}
+
+// The record is final from here on: observers on other threads read it while the loop goes on.
+void RunLoop::publish(const std::shared_ptr<StepRecord> &record)
+{
+    account(*record);
+    const StepRecordPtr published = record;
+    link_.notify([&published](RunObserver &o) { o.stepRecorded(published); });
+}
+
+void RunLoop::account(const StepRecord &record)
+{
+    ++summary_.stepsRun;
+    summary_.nonFiniteSteps += record.nonFinite() ? 1 : 0;
+    summary_.rollbacks += record.rolledBack ? 1 : 0;
+    summary_.skippedSteps += record.skipped ? 1 : 0;
+    summary_.scalerSkippedSteps += record.overflowLayers.empty() ? 0 : 1;
+    for (std::size_t i = 0; i < record.layers.size(); ++i)
+        if (record.layers[i].nonFinite())
+            ++perLayer_[i];
+}
+
+void RunLoop::finish()
+{
+    if (!config_.savePath.empty()) {
+        trainer_->model().save(config_.savePath);
+        raise({EventKind::Info, trainer_->step(), -1, "saved the model to " + config_.savePath});
+    }
+    summary_.quarantinedSamples.assign(trainer_->quarantined().begin(), trainer_->quarantined().end());
+    summary_.finalLearningRate = trainer_->learningRate();
+    summary_.finalStateFinite = trainer_->stateFinite();
+    summary_.finalLossScale = trainer_->lossScale();
+    summary_.precision = trainer_->precisionLabel();
+}
+
+void RunLoop::raise(Event event)
+{
+    event.run = run_;
+    link_.notify([&event](RunObserver &o) { o.eventRaised(event); });
+}
+
+void RunLoop::setState(SessionState state)
+{
+    {
+        std::lock_guard<std::mutex> lock(link_.mutex);
+        link_.state = state;
+    }
+    link_.notify([state](RunObserver &o) { o.stateChanged(state); });
+}
+
+}  // namespace nanscope

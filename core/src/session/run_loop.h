@@ -1,0 +1,76 @@
+#pragma once
+// One run on the session's worker thread, as named steps: build, then for each step wait for a
+// go, apply the user's controls, compute, decide (apply, pause for the user, skip, retry) and
+// publish the record once, after the step is decided; then the summary.
+#include "nanscope/run_source.h"
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace nanscope {
+
+class Trainer;
+
+// What the loop shares with the Session's commands: flags written under `mutex` by any thread,
+// read by the worker at step boundaries, and the observers it reports to.
+struct RunLoopLink {
+    virtual ~RunLoopLink() = default;
+    virtual void notify(const std::function<void(RunObserver &)> &f) = 0;
+
+    mutable std::mutex mutex;
+    std::condition_variable wake;  // a command for the worker
+    bool stopRequested = false;
+    bool paused = false;
+    int stepBudget = 0;
+    bool rollbackRequested = false;
+    bool decisionWanted = false;
+    std::optional<PausedStepDecision> decision;
+    Controls controls;
+    SessionState state = SessionState::Idle;
+};
+
+class RunLoop {
+public:
+    RunLoop(RunLoopLink &link, RunConfig config, int run);
+    ~RunLoop();
+    void run();  // never throws: errors end the run with summary.error set
+
+private:
+    enum class Outcome { Apply, Skip, Retry, Stopped };
+
+    void begin();
+    void trainSteps();
+    // Blocks at a step boundary; false when the run must stop.
+    bool waitForGo();
+    bool takeRollbackRequest();
+    void rollBack();
+    Controls liveControls();
+    void applyControls(const Controls &controls, int step);
+    void noteNonFinite(const StepRecord &record);
+    Outcome pauseForDecision(const std::shared_ptr<StepRecord> &record);
+    std::optional<PausedStepDecision> waitForDecision();
+    // Recovery, clipping and the update, then the record; false when the policy stopped the run.
+    bool applyAndPublish(const std::shared_ptr<StepRecord> &record);
+    void discardAndPublish(const std::shared_ptr<StepRecord> &record, const std::string &why);
+    void publish(const std::shared_ptr<StepRecord> &record);
+    void account(const StepRecord &record);
+    void finish();
+
+    void raise(Event event);
+    void setState(SessionState state);
+
+    RunLoopLink &link_;
+    const RunConfig config_;
+    const int run_;
+    std::unique_ptr<Trainer> trainer_;
+    RunSummary summary_;
+    std::vector<int> perLayer_;
+    double activeMillis_ = 0;
+    bool retry_ = false;
+};
+
+}  // namespace nanscope

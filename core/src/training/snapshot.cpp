@@ -1,0 +1,56 @@
+#include "training/snapshot.h"
+
+#include "model/model_adapter.h"
+
+#include <torch/optim/optimizer.h>
+#include <torch/serialize.h>
+
+#include <sstream>
+
+namespace nanscope {
+
+std::vector<at::Tensor> cloneAll(const std::vector<at::Tensor> &tensors)
+{
+    std::vector<at::Tensor> out;
+    out.reserve(tensors.size());
+    for (const at::Tensor &t : tensors)
+        out.push_back(t.detach().clone());
+    return out;
+}
+
+void copyInto(const std::vector<at::Tensor> &targets, const std::vector<at::Tensor> &values)
+{
+    at::NoGradGuard noGrad;
+    for (std::size_t i = 0; i < targets.size() && i < values.size(); ++i)
+        targets[i].detach().copy_(values[i]);
+}
+
+Snapshot takeSnapshot(int step, const ModelAdapter &model, const std::vector<at::Tensor> &buffers,
+                      torch::optim::Optimizer &optimizer)
+{
+    Snapshot s;
+    s.step = step;
+    s.parameters = cloneAll(model.parameters());
+    s.buffers = cloneAll(buffers);
+    std::ostringstream out;
+    torch::save(optimizer, out);
+    s.optimizerState = out.str();
+    return s;
+}
+
+void restoreSnapshot(const Snapshot &s, const ModelAdapter &model, torch::optim::Optimizer &optimizer)
+{
+    copyInto(model.parameters(), s.parameters);
+    copyInto(model.buffers(), s.buffers);
+    std::istringstream in(s.optimizerState);
+    torch::load(optimizer, in);
+}
+
+void SnapshotRing::push(Snapshot s)
+{
+    ring_.push_back(std::move(s));
+    while (ring_.size() > capacity_)
+        ring_.pop_front();
+}
+
+}  // namespace nanscope

@@ -1,0 +1,422 @@
+#include "training/trainer.h"
+
+#include "training/autocast_scope.h"
+#include "nanscope/precision.h"
+#include "probe/op_tracer.h"
+#include "probe/origin.h"
+#include "health/tensor_health.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace nanscope {
+
+namespace {
+
+// A scalar's value from its health (no host read): the finite value, or NaN / ±Inf.
+double scalarValue(const TensorHealth &h)
+{
+    if (h.nan > 0 || (h.posInf > 0 && h.negInf > 0))
+        return NAN;
+    if (h.posInf > 0)
+        return INFINITY;
+    if (h.negInf > 0)
+        return -INFINITY;
+    return h.min;
+}
+
+// The L2 norm of a tensor set from its health: NaN if any NaN, +Inf if any ±Inf.
+double normValue(const TensorHealth &h)
+{
+    if (h.nan > 0)
+        return NAN;
+    return h.posInf + h.negInf > 0 ? INFINITY : h.finiteL2;
+}
+
+std::string formatNumber(double v)
+{
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+std::string describeControlChange(const Controls &a, const Controls &b, const std::string &device)
+{
+    std::vector<std::string> parts;
+    if (a.learningRate != b.learningRate)
+        parts.push_back("lr " + formatNumber(b.learningRate));
+    if (a.clipNorm != b.clipNorm)
+        parts.push_back(b.clipNorm ? "clip " + formatNumber(*b.clipNorm) : std::string("clip off"));
+    if (a.recovery.quarantineSamples != b.recovery.quarantineSamples ||
+        a.recovery.zeroNonFiniteGrads != b.recovery.zeroNonFiniteGrads ||
+        a.recovery.rollbackOnNonFiniteLoss != b.recovery.rollbackOnNonFiniteLoss ||
+        a.recovery.maxRetries != b.recovery.maxRetries)
+        parts.push_back(b.recovery.any() ? "recovery on" : "recovery off");
+    if (a.pauseOnNonFinite != b.pauseOnNonFinite)
+        parts.push_back(b.pauseOnNonFinite ? "pause on non-finite" : "no pause");
+    if (a.precision != b.precision)
+        parts.push_back("precision " + precisionLabel(b.precision, device));
+    if (a.lossScaling != b.lossScaling)
+        parts.push_back(b.lossScaling.enabled ? "loss scaling from " + formatNumber(b.lossScaling.initialScale)
+                                              : std::string("loss scaling off"));
+    std::string out;
+    for (const std::string &p : parts)
+        out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(OptimizerKind kind, const std::vector<at::Tensor> &params,
+                                                       double lr)
+{
+    if (kind == OptimizerKind::AdamW)
+        return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr));
+    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(lr));
+}
+
+}  // namespace
+
+Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
+    : config_(config), model_(std::move(setup.model)), data_(std::move(setup.data)), loss_(setup.loss),
+      batchSize_(setup.batchSize), shuffler_(config.seed), snapshots_(std::size_t(std::max(1, config.snapshotRing)))
+{
+    controls_ = initialControls(config);
+    lr_ = controls_.learningRate;
+    if (config.device != "cpu") {
+        if (config.device == "cuda" && !torch::cuda::is_available())
+            throw std::invalid_argument("CUDA was requested but LibTorch sees no CUDA device");
+        model_->toDevice(config.device);
+    }
+    probe_.setDevicePathOnCpu(config.devicePathOnCpu);
+    buffers_ = model_->buffers();
+    optimizer_ = makeOptimizer(setup.optimizer, model_->parameters(), lr_);
+    applyPrecision();
+    model_->setTraining(true);
+    prevParamsFinite_ = stateFinite();
+    if (prevParamsFinite_) {
+        snapshots_.push(takeSnapshot(0, *model_, buffers_, *optimizer_));
+        lastSnapshotStep_ = 0;
+    }
+}
+
+Trainer::~Trainer() = default;
+
+std::string Trainer::applyControls(const Controls &c)
+{
+    const std::string change = describeControlChange(controls_, c, config_.device);
+    if (c.learningRate != controls_.learningRate)
+        lr_ = c.learningRate;
+    const bool precisionChanged = c.precision != controls_.precision || c.lossScaling != controls_.lossScaling;
+    controls_ = c;
+    if (precisionChanged)
+        applyPrecision();
+    return change;
+}
+
+bool Trainer::stateFinite() const
+{
+    for (const at::Tensor &p : model_->parameters())
+        if (!allFinite(p))
+            return false;
+    for (const at::Tensor &b : buffers_)
+        if (!allFinite(b))
+            return false;
+    return true;
+}
+
+Trainer::Batch Trainer::nextBatch()
+{
+    const auto n = std::size_t(data_.x.size(0));
+    Batch b;
+    while (b.indices.size() < std::size_t(batchSize_)) {
+        if (cursor_ >= order_.size()) {
+            if (!order_.empty() && b.indices.size() > 0)
+                break;  // the last, shorter batch of the epoch
+            order_.resize(n);
+            std::iota(order_.begin(), order_.end(), 0);
+            std::shuffle(order_.begin(), order_.end(), shuffler_);
+            cursor_ = 0;
+            ++epoch_;
+            if (quarantined_.size() >= n)
+                throw std::runtime_error("every sample of the data set has been quarantined");
+        }
+        const std::int64_t i = order_[cursor_++];
+        if (controls_.recovery.quarantineSamples && quarantined_.count(i))
+            continue;
+        b.indices.push_back(i);
+    }
+    const at::Tensor idx = torch::tensor(b.indices, torch::kLong);
+    b.x = data_.x.index_select(0, idx);
+    b.y = data_.y.index_select(0, idx);
+    return b;
+}
+
+void Trainer::seedStep()
+{
+    // Each step draws from its own seed, so a re-run of a step (op-level tier, retry) sees the
+    // same dropout masks.
+    torch::manual_seed(config_.seed * 1000003ULL + std::uint64_t(step_));
+}
+
+void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *record)
+{
+    const torch::Device device(config_.device);
+    const at::Tensor x = b.x.to(device);
+    const at::Tensor y = b.y.to(device);
+    optimizer_->zero_grad();
+    if (probe) {
+        probe->beginStep(*model_, record);
+        probe->observeParameters(*model_);
+        if (x.is_same(b.x))  // on the CPU the model sees the batch whose health computeStep() took
+            probe->noteInput(x, record->inputHealth);
+    }
+    at::Tensor loss;
+    {
+        AutocastScope autocast(controls_.precision, config_.device);  // forward and loss only
+        const at::Tensor out = model_->forward(x, probe);
+        loss = computeLoss(loss_, out, y);
+    }
+    if (probe)
+        probe->observeLoss(loss);
+    if (scaling_) {
+        // The gradients flowing back are scaled (that is what overflows in fp16); the parameters'
+        // gradients are unscaled before anyone looks at them, clips them or applies them.
+        const double scale = scaler_.scale();
+        (loss.to(at::kFloat) * scale).backward();
+        unscaleGradients(scale);
+    } else {
+        loss.backward();
+    }
+    if (probe) {
+        probe->observeParameterGradients(*model_);
+        probe->finishStep();
+    }
+}
+
+std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
+{
+    const auto started = std::chrono::steady_clock::now();
+    auto rec = std::make_shared<StepRecord>();
+    rec->step = step_;
+    rec->learningRate = lr_;
+    rec->lossScale = lossScale();
+    for (auto &group : optimizer_->param_groups())
+        group.options().set_lr(lr_);
+
+    if (!retrySameBatch || pending_.indices.empty())
+        pending_ = nextBatch();
+    Batch &b = pending_;
+    rec->inputHealth = computeHealth(b.x);
+    if (rec->inputHealth.hasNonFinite())
+        rec->badSamples = nonFiniteRows(b.x, b.indices);
+    if (controls_.recovery.quarantineSamples && !rec->badSamples.empty()) {
+        std::vector<std::int64_t> keep;
+        std::vector<std::int64_t> keptIndices;
+        for (std::size_t r = 0; r < b.indices.size(); ++r)
+            if (!std::count(rec->badSamples.begin(), rec->badSamples.end(), b.indices[r])) {
+                keep.push_back(std::int64_t(r));
+                keptIndices.push_back(b.indices[r]);
+            }
+        const at::Tensor k = torch::tensor(keep, torch::kLong);
+        b = {keptIndices, b.x.index_select(0, k), b.y.index_select(0, k)};
+        rec->quarantined = rec->badSamples;
+        quarantined_.insert(rec->badSamples.begin(), rec->badSamples.end());
+        rec->inputHealth = computeHealth(b.x);
+    }
+
+    preStepBuffers_ = cloneAll(buffers_);
+    seedStep();
+    const bool probed = probeMode_ != ProbeMode::Off;
+    StepRecord scratch;
+    if (probeMode_ == ProbeMode::OpLevelEveryStep) {
+        OpTracer tracer;
+        runForwardBackward(b, &probe_, rec.get());
+    } else {
+        runForwardBackward(b, probed ? &probe_ : nullptr, probed ? rec.get() : &scratch);
+    }
+
+    // Loss and gradient norm come out of the map: no extra host read.
+    rec->loss = scalarValue(rec->lossHealth);
+    TensorHealth grads;
+    for (const LayerHealth &lh : rec->layers)
+        grads.merge(lh.paramGrads);
+    rec->gradNorm = normValue(grads);
+    rec->gradNormClipped = rec->gradNorm;
+
+    if (probed) {
+        rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_});
+        if (rec->origin.valid() && !opLevelDone_ && config_.opLevelOrigin &&
+            rec->origin.phase != Phase::Input && rec->origin.phase != Phase::Parameter &&
+            rec->origin.phase != Phase::Update) {
+            nameOpOfOrigin(b, *rec);
+            opLevelDone_ = true;
+        }
+        rec->origin.explanation = explainOrigin(rec->origin, *rec);
+    }
+    rec->stepMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return rec;
+}
+
+void Trainer::plainStep()
+{
+    const Batch b = nextBatch();
+    const torch::Device device(config_.device);
+    const at::Tensor x = b.x.to(device);
+    const at::Tensor y = b.y.to(device);
+    optimizer_->zero_grad();
+    at::Tensor loss;
+    {
+        AutocastScope autocast(controls_.precision, config_.device);
+        loss = computeLoss(loss_, model_->forward(x, nullptr), y);
+    }
+    if (scaling_) {  // as GradScaler does: scaled backward, unscaled gradients
+        const double scale = scaler_.scale();
+        (loss.to(at::kFloat) * scale).backward();
+        unscaleGradients(scale);
+    } else {
+        loss.backward();
+    }
+    if (controls_.clipNorm)
+        torch::nn::utils::clip_grad_norm_(model_->parameters(), *controls_.clipNorm);
+    optimizer_->step();
+    ++step_;
+}
+
+void Trainer::nameOpOfOrigin(const Batch &b, StepRecord &record)
+{
+    // Same batch, weights and RNG; buffers back to where the step found them.
+    copyInto(buffers_, preStepBuffers_);
+    seedStep();
+    TracedOp traced;
+    {
+        OpTracer tracer;
+        StepRecord scratch;
+        runForwardBackward(b, nullptr, &scratch);
+        traced = tracer.result();
+    }
+    if (traced.found) {
+        record.origin.op = traced.inBackward ? traced.op + " (" + traced.innerOp + ")" : traced.op;
+        record.origin.source = model_->sourceOf(traced.op, traced.inBackward, record.origin.layer);
+    }
+}
+
+void Trainer::discardStep(StepRecord &record, bool retry)
+{
+    copyInto(buffers_, preStepBuffers_);
+    optimizer_->zero_grad();
+    record.skipped = true;
+    record.why = retry ? "retried with the current controls" : "batch skipped";
+    if (!retry) {
+        pending_ = {};
+        ++step_;
+    }
+}
+
+bool Trainer::rollback(bool halveLr, std::string *what)
+{
+    const Snapshot *s = snapshots_.newest();
+    if (!s)
+        return false;
+    restoreSnapshot(*s, *model_, *optimizer_);
+    if (halveLr)
+        lr_ *= 0.5;
+    for (auto &group : optimizer_->param_groups())
+        group.options().set_lr(lr_);
+    prevParamsFinite_ = true;
+    if (what) {
+        std::ostringstream o;
+        o << "restored the state of step " << s->step << " (parameters, buffers, optimizer)";
+        if (halveLr)
+            o << ", lr halved to " << lr_;
+        *what = o.str();
+    }
+    return true;
+}
+
+void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string &stopReason)
+{
+    pending_ = {};
+    const RecoveryPolicy &policy = controls_.recovery;
+    const bool stepFinite = !rec.origin.valid() && std::isfinite(rec.loss) && std::isfinite(rec.gradNorm);
+    bool paramsFinite = true;
+    for (const LayerHealth &lh : rec.layers)
+        paramsFinite = paramsFinite && !lh.params.hasNonFinite();
+    if (rec.layers.empty())
+        paramsFinite = stateFinite();  // the probe was off
+
+    if (!std::isfinite(rec.loss) && policy.rollbackOnNonFiniteLoss) {
+        copyInto(buffers_, preStepBuffers_);
+        optimizer_->zero_grad();
+        ++consecutiveRollbacks_;
+        if (consecutiveRollbacks_ > policy.maxRetries) {
+            std::ostringstream o;
+            o << "stopped: the loss was still non-finite after " << policy.maxRetries
+              << " rollbacks in a row (lr now " << lr_ << ")";
+            stopReason = o.str();
+            rec.skipped = true;
+            rec.why = stopReason;
+            ++step_;
+            return;
+        }
+        std::string what;
+        if (rollback(true, &what)) {
+            rec.rolledBack = true;
+            rec.skipped = true;
+            rec.why = "non-finite loss: " + what;
+            events.push_back({EventKind::Rollback, rec.step, rec.origin.layer, rec.why});
+        } else {
+            rec.skipped = true;
+            rec.why = "non-finite loss and no checked-finite snapshot: update skipped";
+            events.push_back({EventKind::Recovery, rec.step, -1, rec.why});
+        }
+        ++step_;
+        return;
+    }
+
+    // Under loss scaling, overflowing gradients are the scaler's to handle (skip the step, back off)
+    // before the policy would zero them: GradScaler's behaviour.
+    if (scaling_ && scalerSkipped(rec, events, paramsFinite))
+        return;
+
+    // A state that was checked finite (parameters this step, buffers as the step found them) and
+    // whose step was finite is worth keeping.
+    if (stepFinite && paramsFinite && step_ - lastSnapshotStep_ >= config_.snapshotEvery) {
+        snapshots_.push(takeSnapshot(step_, *model_, preStepBuffers_, *optimizer_));
+        lastSnapshotStep_ = step_;
+        consecutiveRollbacks_ = 0;
+    }
+
+    const std::vector<at::Tensor> params = model_->parameters();
+    double norm = rec.gradNorm;
+    if (!std::isfinite(norm) && policy.zeroNonFiniteGrads) {
+        at::NoGradGuard noGrad;
+        double sumSq = 0;
+        for (const at::Tensor &p : params)
+            if (p.grad().defined()) {
+                p.mutable_grad().nan_to_num_(0.0, 0.0, 0.0);
+                sumSq += std::pow(p.grad().norm().item<double>(), 2);
+            }
+        norm = std::sqrt(sumSq);
+        rec.zeroedGradients = true;
+        events.push_back({EventKind::Recovery, rec.step, rec.origin.layer, "non-finite gradient entries set to 0"});
+    }
+    if (controls_.clipNorm && std::isfinite(norm) && norm > *controls_.clipNorm) {
+        // The norm is already known from the map, so clipping needs no second reduction.
+        at::NoGradGuard noGrad;
+        const double coef = *controls_.clipNorm / (norm + 1e-6);
+        for (const at::Tensor &p : params)
+            if (p.grad().defined())
+                p.mutable_grad().mul_(coef);
+        norm = norm * coef;
+    }
+    rec.gradNormClipped = norm;
+    optimizer_->step();
+    prevParamsFinite_ = paramsFinite;
+    ++step_;
+}
+
+}  // namespace nanscope

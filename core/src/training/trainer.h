@@ -1,0 +1,112 @@
+#pragma once
+// One training run's state and its step, split in two so that a step can pause between its
+// checks and its update: computeStep() runs forward, loss and backward and fills the record;
+// then applyStep() (recovery, clipping, the optimizer) or discardStep().
+#include "training/loss_scaler.h"
+#include "nanscope/run_config.h"
+#include "probe/probe.h"
+#include "scenarios/scenario_setup.h"
+#include "training/snapshot.h"
+
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace nanscope {
+
+enum class ProbeMode { Off, FullMap, OpLevelEveryStep };
+
+class Trainer {
+public:
+    Trainer(ScenarioSetup setup, const RunConfig &config);
+    ~Trainer();
+
+    const std::vector<Layer> &layers() const { return model_->layers(); }
+    int step() const { return step_; }
+    double learningRate() const { return lr_; }
+    // The scale the next step's loss is multiplied by (1 when loss scaling is not active).
+    double lossScale() const { return scaling_ ? scaler_.scale() : 1.0; }
+    // "fp32", "bf16", "fp16 (emulated on CPU)", ...
+    std::string precisionLabel() const;
+    void setProbeMode(ProbeMode m) { probeMode_ = m; }
+
+    // Applies changed controls (a new LR replaces the rollback-halved one). Returns the change
+    // as text ("lr 1e-2, clip off"), empty when nothing changed.
+    std::string applyControls(const Controls &c);
+
+    std::shared_ptr<StepRecord> computeStep(bool retrySameBatch = false);
+    // A user's own training step with nothing NaNScope adds (no health scan, no snapshot, no
+    // host read): batch, forward, loss, backward, clipping, update. The benchmark's baseline.
+    void plainStep();
+    // Recovery, clipping and the update. Events are appended; `stopReason` set if the policy gave up.
+    void applyStep(StepRecord &record, std::vector<Event> &events, std::string &stopReason);
+    // Leaves weights, buffers and optimizer untouched by this step (it still counts as a step
+    // unless `retry`, where the same batch is computed again).
+    void discardStep(StepRecord &record, bool retry);
+    // Restores the newest checked-finite snapshot; false when there is none.
+    bool rollback(bool halveLr, std::string *what);
+
+    const std::set<std::int64_t> &quarantined() const { return quarantined_; }
+    bool stateFinite() const;  // parameters and buffers
+    ModelAdapter &model() { return *model_; }
+    torch::optim::Optimizer &optimizer() { return *optimizer_; }
+    const SnapshotRing &snapshots() const { return snapshots_; }
+
+private:
+    struct Batch {
+        std::vector<std::int64_t> indices;
+        at::Tensor x, y;
+    };
+    Batch nextBatch();
+    void seedStep();
+    void runForwardBackward(const Batch &b, Probe *probe, StepRecord *record);
+    void nameOpOfOrigin(const Batch &b, StepRecord &record);
+    // Sets up the current controls' precision: loss scaler, fp16 emulation on the CPU.
+    void applyPrecision();
+    void attachHalfGradRounding();
+    void unscaleGradients(double scale);
+    bool gradientsFinite(const StepRecord &record) const;
+    // The scaler's verdict on a step; true when it skipped the step (nothing else to do then).
+    bool scalerSkipped(StepRecord &record, std::vector<Event> &events, bool paramsFinite);
+
+    RunConfig config_;
+    std::unique_ptr<ModelAdapter> model_;
+    Dataset data_;
+    LossKind loss_;
+    int batchSize_;
+    std::unique_ptr<torch::optim::Optimizer> optimizer_;
+    std::vector<at::Tensor> buffers_;
+    Controls controls_;
+    double lr_ = 0.0;
+    ProbeMode probeMode_ = ProbeMode::FullMap;
+    Probe probe_;
+
+    int step_ = 0;
+    int epoch_ = 0;
+    std::size_t cursor_ = 0;
+    std::vector<std::int64_t> order_;
+    std::mt19937_64 shuffler_;
+    std::set<std::int64_t> quarantined_;
+
+    Batch pending_;
+    std::vector<at::Tensor> preStepBuffers_;
+    bool prevParamsFinite_ = true;
+    bool opLevelDone_ = false;
+    SnapshotRing snapshots_;
+    int lastSnapshotStep_ = -1;
+    int consecutiveRollbacks_ = 0;
+
+    LossScaler scaler_;
+    bool scaling_ = false;
+    // Read by the gradient hooks of Linear/Conv parameters while fp16 is emulated.
+    std::shared_ptr<bool> roundParamGrads_ = std::make_shared<bool>(false);
+    bool gradHooksAttached_ = false;
+};
+
+}  // namespace nanscope

@@ -1,0 +1,71 @@
+#pragma once
+// The layer x step NaN map's data, bounded like DecimatedSeries: columns are step buckets that
+// merge pairwise when they pass the capacity. A merged cell keeps its worst step (the largest
+// non-finite fraction) with that step's NaN / +Inf / -Inf counts, so no non-finite cell fades out.
+#include "nanscope/precision.h"
+#include "nanscope/records.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nanscope {
+
+// Fp16Headroom is a view of the forward cells: each layer's largest finite output against fp16's
+// largest finite value, so a layer approaching overflow shows before it overflows.
+enum class MapKind { Forward, Gradient, Parameters, ParameterGradients, Fp16Headroom };
+constexpr int kMapKindCount = 5;
+constexpr int kStoredMapKinds = 4;  // the headroom view reads the forward cells
+const char *mapKindName(MapKind kind);
+
+struct MapCell {
+    bool present = false;  // something was observed (a layer with no parameters has none)
+    int step = -1;         // the step these counts come from
+    std::int64_t numel = 0;
+    std::int64_t nan = 0;
+    std::int64_t posInf = 0;
+    std::int64_t negInf = 0;
+    double absMax = 0.0;   // the largest finite magnitude over every step the cell covers
+
+    std::int64_t nonFinite() const { return nan + posInf + negInf; }
+    double fraction() const { return numel > 0 ? double(nonFinite()) / double(numel) : 0.0; }
+};
+
+// The colour value of a cell in 0..1, NaN (transparent) when nothing was observed. NaN views: 0
+// for clean, and any non-finite value lifted to at least 0.2 so a single NaN among millions is
+// still visible. Headroom: absMax / 65504, and 1 once the output holds Inf or NaN.
+double mapColourValue(const MapCell &cell, MapKind kind = MapKind::Forward);
+
+class NanMapData {
+public:
+    explicit NanMapData(std::size_t capacity = 1024);
+
+    void reset(int layerCount);
+    void append(const StepRecord &record);
+
+    int layerCount() const { return layers_; }
+    int columnCount() const { return int(columns_.size()); }
+    int stepsPerColumn() const { return width_; }
+    int firstStep(int column) const { return columns_[std::size_t(column)].firstStep; }
+    int lastStep(int column) const { return columns_[std::size_t(column)].lastStep; }
+    const MapCell &cell(MapKind kind, int column, int layer) const;
+    // The column holding `step`, or -1.
+    int columnOfStep(int step) const;
+
+private:
+    struct Column {
+        int firstStep = 0;
+        int lastStep = 0;
+        int count = 0;
+        std::vector<MapCell> cells;  // kind-major: [storedKind * layers + layer]
+    };
+    void halve();
+
+    std::size_t capacity_;
+    int layers_ = 0;
+    int width_ = 1;
+    std::vector<Column> columns_;
+};
+
+}  // namespace nanscope

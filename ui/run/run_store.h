@@ -1,0 +1,59 @@
+#pragma once
+// What the window keeps of a run, bounded whatever its length: decimated series for the plots,
+// the decimated NaN map, every step's scalars spilled to disk for the CSV export, the first
+// origin and the control-change marks. Fed on the GUI thread with coalesced records.
+#include "run/decimated_series.h"
+#include "run/nan_map_data.h"
+#include "run/step_table.h"
+
+#include "nanscope/records.h"
+
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+enum class Series { Loss, GradNorm, GradNormClipped, LearningRate, LossScale };
+constexpr int kSeriesCount = 5;
+
+struct ControlMark {
+    int step = 0;
+    std::string text;  // "lr 0.01", "clip 5"
+};
+
+class RunStore {
+public:
+    explicit RunStore(std::size_t seriesCapacity = 2048, std::size_t mapCapacity = 1024);
+
+    void reset(const std::vector<Layer> &layers);
+    void append(const StepRecord &record);
+    void addControlMark(int step, const std::string &text);
+
+    const std::vector<Layer> &layers() const { return layers_; }
+    const DecimatedSeries &series(Series s) const { return series_[int(s)]; }
+    // The steps whose update was not applied (loss-scale overflow, a skipped batch, a rollback),
+    // each with the loss scale of that step: sparse, decimated like the series.
+    const DecimatedSeries &skippedSteps() const { return skipped_; }
+    bool usesLossScaling() const { return lossScaling_; }
+    const NanMapData &map() const { return map_; }
+    const StepTable &table() const { return table_; }
+    const std::vector<ControlMark> &controlMarks() const { return marks_; }
+    const Origin &firstOrigin() const { return firstOrigin_; }
+    long long stepsSeen() const { return steps_; }
+    int lastStep() const { return lastStep_; }
+
+private:
+    std::vector<Layer> layers_;
+    DecimatedSeries series_[kSeriesCount];
+    DecimatedSeries skipped_;
+    bool lossScaling_ = false;
+    NanMapData map_;
+    StepTable table_;
+    std::vector<ControlMark> marks_;
+    Origin firstOrigin_;
+    long long steps_ = 0;
+    int lastStep_ = -1;
+    std::size_t markCapacity_ = 256;
+};
+
+}  // namespace nanscope

@@ -1,0 +1,253 @@
+#include "widgets/control_panel.h"
+
+#include "widgets/learning_rate_edit.h"
+#include "window/model_opener.h"
+
+#include "nanscope/devices.h"
+#include "nanscope/precision.h"
+#include "nanscope/scenario.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+namespace nanscope {
+
+namespace {
+
+// The scenario picker's data for the model entry: no scenario id starts with a colon.
+const QString kModelEntry = QStringLiteral(":model");
+
+void disableItem(QComboBox *box, int index, const QString &reason)
+{
+    auto *model = qobject_cast<QStandardItemModel *>(box->model());
+    if (QStandardItem *item = model ? model->item(index) : nullptr) {
+        item->setEnabled(false);
+        item->setToolTip(reason);
+    }
+}
+
+}  // namespace
+
+ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
+{
+    auto *outer = new QVBoxLayout(this);
+    auto *runBox = new QGroupBox(tr("Run"));
+    auto *runForm = new QFormLayout(runBox);
+    scenario_ = new QComboBox;
+    for (const ScenarioInfo &s : scenarios()) {
+        scenario_->addItem(QString::fromStdString(s.id), QString::fromStdString(s.id));
+        scenario_->setItemData(scenario_->count() - 1, QString::fromStdString(s.title), Qt::ToolTipRole);
+    }
+    device_ = new QComboBox;
+    for (const DeviceInfo &d : devices()) {
+        device_->addItem(QString::fromStdString(d.description), QString::fromStdString(d.id));
+        if (!d.available)
+            disableItem(device_, device_->count() - 1, QString::fromStdString(d.reason));
+    }
+    steps_ = new QSpinBox;
+    steps_->setRange(1, 100000000);
+    steps_->setToolTip(tr("Steps to train before the run finishes"));
+    seed_ = new QSpinBox;
+    seed_->setRange(0, 1000000000);
+    seed_->setValue(1);
+    seed_->setToolTip(tr("The same seed gives the same run, step for step"));
+    runForm->addRow(tr("Scenario"), scenario_);
+    runForm->addRow(tr("Device"), device_);
+    runForm->addRow(tr("Steps"), steps_);
+    runForm->addRow(tr("Seed"), seed_);
+    outer->addWidget(runBox);
+
+    auto *liveBox = new QGroupBox(tr("Live controls (apply at the next step)"));
+    auto *liveForm = new QFormLayout(liveBox);
+    lr_ = new LearningRateEdit;
+    clipOn_ = new QCheckBox(tr("Clip gradient norm at"));
+    clip_ = new QDoubleSpinBox;
+    clip_->setRange(1e-3, 1e6);
+    clip_->setDecimals(3);
+    clip_->setKeyboardTracking(false);
+    precision_ = new QComboBox;
+    for (const Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+        precision_->addItem(QString(), int(p));
+    precision_->setItemData(1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"), Qt::ToolTipRole);
+    labelPrecisions();
+    liveForm->addRow(tr("Learning rate"), lr_);
+    liveForm->addRow(clipOn_, clip_);
+    liveForm->addRow(tr("Precision"), precision_);
+    outer->addWidget(liveBox);
+
+    auto *recoveryBox = new QGroupBox(tr("Recovery policy"));
+    auto *recoveryForm = new QFormLayout(recoveryBox);
+    quarantine_ = new QCheckBox(tr("Quarantine non-finite samples (by index)"));
+    zeroGrads_ = new QCheckBox(tr("Zero non-finite gradients"));
+    rollback_ = new QCheckBox(tr("On a non-finite loss, roll back and halve the LR"));
+    maxRetries_ = new QSpinBox;
+    maxRetries_->setRange(1, 100);
+    maxRetries_->setToolTip(tr("Rollbacks in a row before the run stops with a message"));
+    pause_ = new QCheckBox(tr("Pause on non-finite (before the update)"));
+    recoveryForm->addRow(quarantine_);
+    recoveryForm->addRow(zeroGrads_);
+    recoveryForm->addRow(rollback_);
+    recoveryForm->addRow(tr("Retries before stopping"), maxRetries_);
+    recoveryForm->addRow(pause_);
+    outer->addWidget(recoveryBox);
+    outer->addStretch();
+
+    connect(scenario_, &QComboBox::currentIndexChanged, this, [this] {
+        loadScenarioDefaults();
+        Q_EMIT scenarioChanged(scenario());
+    });
+    connect(lr_, &LearningRateEdit::valueChanged, this, &ControlPanel::emitControls);
+    connect(clip_, &QDoubleSpinBox::valueChanged, this, &ControlPanel::emitControls);
+    connect(maxRetries_, &QSpinBox::valueChanged, this, &ControlPanel::emitControls);
+    connect(precision_, &QComboBox::currentIndexChanged, this, &ControlPanel::emitControls);
+    for (QCheckBox *c : {clipOn_, quarantine_, zeroGrads_, rollback_, pause_})
+        connect(c, &QCheckBox::toggled, this, &ControlPanel::emitControls);
+    connect(device_, &QComboBox::currentIndexChanged, this, &ControlPanel::labelPrecisions);
+    connect(clipOn_, &QCheckBox::toggled, clip_, &QWidget::setEnabled);
+    connect(rollback_, &QCheckBox::toggled, maxRetries_, &QWidget::setEnabled);
+    loadScenarioDefaults();
+}
+
+void ControlPanel::labelPrecisions()
+{
+    // The same words as the report and the event log: "fp16 (emulated on CPU)" on the CPU.
+    const std::string device = device_->currentData().toString().toStdString();
+    for (int i = 0; i < precision_->count(); ++i)
+        precision_->setItemText(i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
+}
+
+QString ControlPanel::scenario() const { return modelSelected() ? QString() : scenario_->currentData().toString(); }
+
+bool ControlPanel::modelSelected() const { return scenario_->currentData().toString() == kModelEntry; }
+
+QString ControlPanel::runName() const { return modelSelected() ? QFileInfo(modelPath_).completeBaseName() : scenario(); }
+
+void ControlPanel::setModel(const QString &path, const ModelInputChoice &input)
+{
+    modelPath_ = path;
+    modelInput_ = input;
+    int entry = scenario_->findData(kModelEntry);
+    if (entry < 0) {
+        scenario_->insertItem(0, QString(), kModelEntry);
+        scenario_->insertSeparator(1);
+        entry = 0;
+    }
+    scenario_->setItemText(entry, tr("Model: %1").arg(QFileInfo(path).fileName()));
+    scenario_->setItemData(entry, QStringLiteral("%1\n%2").arg(path, describeModelInput(input)), Qt::ToolTipRole);
+    if (scenario_->currentIndex() == entry) {  // a new file in place of the last one: same signals as a new pick
+        loadScenarioDefaults();
+        Q_EMIT scenarioChanged(scenario());
+    } else {
+        scenario_->setCurrentIndex(entry);
+    }
+}
+
+void ControlPanel::selectScenario(const QString &id)
+{
+    const int i = scenario_->findData(id);
+    if (i >= 0)
+        scenario_->setCurrentIndex(i);
+}
+
+void ControlPanel::setSteps(int steps) { steps_->setValue(steps); }
+
+Controls ControlPanel::controls() const
+{
+    Controls c;
+    c.learningRate = lr_->value();
+    if (clipOn_->isChecked())
+        c.clipNorm = clip_->value();
+    c.precision = Precision(precision_->currentData().toInt());
+    c.recovery.quarantineSamples = quarantine_->isChecked();
+    c.recovery.zeroNonFiniteGrads = zeroGrads_->isChecked();
+    c.recovery.rollbackOnNonFiniteLoss = rollback_->isChecked();
+    c.recovery.maxRetries = maxRetries_->value();
+    c.pauseOnNonFinite = pause_->isChecked();
+    return c;
+}
+
+void ControlPanel::setControls(const Controls &c)
+{
+    loading_ = true;
+    lr_->setValue(c.learningRate);
+    clipOn_->setChecked(c.clipNorm.has_value());
+    clip_->setValue(c.clipNorm.value_or(5.0));
+    clip_->setEnabled(c.clipNorm.has_value());
+    precision_->setCurrentIndex(precision_->findData(int(c.precision)));
+    quarantine_->setChecked(c.recovery.quarantineSamples);
+    zeroGrads_->setChecked(c.recovery.zeroNonFiniteGrads);
+    rollback_->setChecked(c.recovery.rollbackOnNonFiniteLoss);
+    maxRetries_->setValue(c.recovery.maxRetries);
+    maxRetries_->setEnabled(c.recovery.rollbackOnNonFiniteLoss);
+    pause_->setChecked(c.pauseOnNonFinite);
+    loading_ = false;
+}
+
+void ControlPanel::loadScenarioDefaults()
+{
+    RunConfig config;  // the same defaults a run of the command line starts from
+    config.modelPath = modelSelected() ? modelPath().toStdString() : std::string();
+    config.scenario = scenario().toStdString();
+    if (!config.usesModelFile() && !findScenario(config.scenario))
+        return;
+    steps_->setValue(defaultSteps(config));
+    setControls(defaultControls(config));
+}
+
+RunConfig ControlPanel::runConfig() const
+{
+    RunConfig config;
+    config.scenario = scenario().toStdString();
+    config.steps = steps_->value();
+    config.seed = std::uint64_t(seed_->value());
+    config.device = device_->currentData().toString().toStdString();
+    config.controls = controls();
+    if (modelSelected()) {
+        config.modelPath = modelPath_.toStdString();
+        config.inputShape = modelInput_.shape;
+        config.inputsPath = modelInput_.inputsPath.toStdString();
+        config.targetsPath = modelInput_.targetsPath.toStdString();
+        config.loss = modelInput_.loss.toStdString();
+    }
+    return config;
+}
+
+void ControlPanel::emitControls()
+{
+    if (!loading_)
+        Q_EMIT controlsEdited(controls());
+}
+
+// A model file is not restored: it may be gone by the next start, and its input choice is the
+// user's to make again.
+void ControlPanel::saveSettings(QSettings &settings) const
+{
+    if (!modelSelected())
+        settings.setValue(QStringLiteral("run/scenario"), scenario());
+    settings.setValue(QStringLiteral("run/device"), device_->currentData());
+    settings.setValue(QStringLiteral("run/steps"), steps_->value());
+    settings.setValue(QStringLiteral("run/seed"), seed_->value());
+}
+
+// Only the run's settings come back: the live controls start from the scenario's defaults, so a
+// lesson always starts from the failure it teaches.
+void ControlPanel::restoreSettings(const QSettings &settings)
+{
+    selectScenario(settings.value(QStringLiteral("run/scenario"), scenario()).toString());
+    const int device = device_->findData(settings.value(QStringLiteral("run/device"), QStringLiteral("cpu")));
+    if (device >= 0 && device_->model()->flags(device_->model()->index(device, 0)) & Qt::ItemIsEnabled)
+        device_->setCurrentIndex(device);
+    if (settings.contains(QStringLiteral("run/steps")))
+        steps_->setValue(settings.value(QStringLiteral("run/steps")).toInt());
+    seed_->setValue(settings.value(QStringLiteral("run/seed"), seed_->value()).toInt());
+}
+
+}  // namespace nanscope

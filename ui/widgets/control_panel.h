@@ -1,0 +1,76 @@
+#pragma once
+// The run's settings and live controls: scenario or model file, device, steps, seed, learning rate, gradient
+// clipping, precision, the recovery policy's switches and pause-on-non-finite. Settings that
+// define a run (scenario, device, steps, seed) apply at Start; the live controls are emitted as
+// soon as the user changes them, and the session applies them at the next step.
+#include "widgets/input_shape_dialog.h"
+
+#include "nanscope/controls.h"
+#include "nanscope/run_config.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QSettings;
+class QSpinBox;
+
+namespace nanscope {
+
+class LearningRateEdit;
+
+class ControlPanel final : public QWidget {
+    Q_OBJECT
+public:
+    explicit ControlPanel(QWidget *parent = nullptr);
+
+    RunConfig runConfig() const;  // the scenario, steps, seed, device and current controls
+    Controls controls() const;
+    QString scenario() const;  // empty while a model file is selected
+    void selectScenario(const QString &id);
+    // Adds (or replaces) the "model" entry of the scenario picker and selects it; the model is
+    // loaded at Start, where the session reports what is wrong with it.
+    void setModel(const QString &path, const ModelInputChoice &input);
+    bool modelSelected() const;
+    QString modelPath() const { return modelPath_; }
+    const ModelInputChoice &modelInput() const { return modelInput_; }
+    QString runName() const;  // the scenario id, or the model file's base name
+    void setSteps(int steps);
+    void setControls(const Controls &controls);
+    void loadScenarioDefaults();
+
+    void saveSettings(QSettings &settings) const;
+    void restoreSettings(const QSettings &settings);
+
+    LearningRateEdit *learningRateEdit() const { return lr_; }
+    QComboBox *deviceBox() const { return device_; }
+    QComboBox *precisionBox() const { return precision_; }
+
+Q_SIGNALS:
+    void controlsEdited(const nanscope::Controls &controls);
+    void scenarioChanged(const QString &id);
+
+private:
+    void emitControls();
+    void labelPrecisions();  // for the selected device
+
+    QComboBox *scenario_ = nullptr;
+    QComboBox *device_ = nullptr;
+    QSpinBox *steps_ = nullptr;
+    QSpinBox *seed_ = nullptr;
+    LearningRateEdit *lr_ = nullptr;
+    QCheckBox *clipOn_ = nullptr;
+    QDoubleSpinBox *clip_ = nullptr;
+    QComboBox *precision_ = nullptr;
+    QCheckBox *quarantine_ = nullptr;
+    QCheckBox *zeroGrads_ = nullptr;
+    QCheckBox *rollback_ = nullptr;
+    QSpinBox *maxRetries_ = nullptr;
+    QCheckBox *pause_ = nullptr;
+    QString modelPath_;
+    ModelInputChoice modelInput_;
+    bool loading_ = false;
+};
+
+}  // namespace nanscope

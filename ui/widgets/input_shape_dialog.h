@@ -1,0 +1,45 @@
+#pragma once
+// Asks how to feed a TorchScript model: a synthetic input shape ("8x3x64x64", the first number is
+// the batch), pre-filled with a guess where one can be made, or tensor files; and the loss.
+#include <QDialog>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QRadioButton;
+
+namespace nanscope {
+
+struct ModelInputChoice {
+    std::vector<std::int64_t> shape;  // empty when files are used
+    QString inputsPath;
+    QString targetsPath;
+    QString loss = QStringLiteral("cross-entropy");
+};
+
+class InputShapeDialog final : public QDialog {
+    Q_OBJECT
+public:
+    InputShapeDialog(const QString &modelPath, const std::vector<std::int64_t> &guess, const QString &guessNote,
+                     QWidget *parent = nullptr);
+    ModelInputChoice choice() const;
+
+private:
+    void validate();
+
+    QRadioButton *synthetic_ = nullptr;
+    QRadioButton *files_ = nullptr;
+    QLineEdit *shape_ = nullptr;
+    QLineEdit *inputs_ = nullptr;
+    QLineEdit *targets_ = nullptr;
+    QComboBox *loss_ = nullptr;
+    QLabel *problem_ = nullptr;
+    QPushButton *ok_ = nullptr;
+};
+
+}  // namespace nanscope

@@ -1,0 +1,281 @@
+#include "widgets/plot_panel.h"
+
+#include "run/run_store.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QPdfWriter>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+namespace nanscope {
+
+namespace {
+const char *kMarkTag = "controlMark";
+}
+
+PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto *bar = new QHBoxLayout;
+    logScale_ = new QCheckBox(tr("&Log scale"));
+    logScale_->setToolTip(tr("Logarithmic value axes (non-positive values are not drawn; NaN/Inf markers stay)"));
+    auto *fit = new QPushButton(tr("&Fit"));
+    fit->setToolTip(tr("Show the whole run again and follow new steps (or double-click a plot)"));
+    bar->addWidget(logScale_);
+    bar->addWidget(fit);
+    bar->addStretch();
+    layout->addLayout(bar);
+
+    auto *split = new QSplitter(Qt::Vertical);
+    const QString labels[kPlots] = {tr("loss"), tr("grad norm"), tr("lr"), tr("loss scale")};
+    for (int i = 0; i < kPlots; ++i) {
+        plots_[i] = new QCustomPlot;
+        plots_[i]->setMinimumHeight(90);
+        setUpStepPlot(plots_[i], labels[i]);
+        split->addWidget(plots_[i]);
+        cursors_[i] = new QCPItemStraightLine(plots_[i]);
+        cursors_[i]->setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+        cursors_[i]->setVisible(false);
+        connect(plots_[i]->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+                [this, i] { syncStepAxes(plots_[i]); });
+        // As many value ticks as the plot's height has room for: a short plot with five labels
+        // overprints them.
+        connect(plots_[i], &QCustomPlot::beforeReplot, this, [plot = plots_[i]] {
+            plot->yAxis->ticker()->setTickCount(std::clamp(plot->axisRect()->height() / 30, 2, 5));
+        });
+        connect(plots_[i], &QCustomPlot::mouseWheel, this, [this] { followRun_ = false; });
+        connect(plots_[i], &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { pressPos_ = e->position().toPoint(); });
+        connect(plots_[i], &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
+            if ((e->buttons() & Qt::LeftButton) && (e->position().toPoint() - pressPos_).manhattanLength() > 3)
+                followRun_ = false;
+        });
+        connect(plots_[i], &QCustomPlot::mouseDoubleClick, this, [this] {
+            followRun_ = true;
+            fitSteps();
+        });
+        connect(plots_[i], &QCustomPlot::mouseRelease, this, [this, i](QMouseEvent *e) {
+            // A click without a drag selects that step everywhere; a drag pans.
+            if (e->button() == Qt::LeftButton && (e->position().toPoint() - pressPos_).manhattanLength() <= 3)
+                Q_EMIT stepClicked(int(std::lround(plots_[i]->xAxis->pixelToCoord(e->position().x()))));
+        });
+    }
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 1);
+    split->setStretchFactor(3, 1);
+    layout->addWidget(split, 1);
+
+    loss_ = addSeries(lossPlot(), tr("loss"), QColor(31, 119, 180));
+    grad_ = addSeries(gradPlot(), tr("before clipping"), QColor(31, 119, 180));
+    clipped_ = addSeries(gradPlot(), tr("after clipping"), QColor(255, 127, 14), 0.85);
+    lr_ = addSeries(lrPlot(), tr("lr"), QColor(44, 160, 44));
+    lrPlot()->legend->setVisible(false);
+    scale_ = addSeries(lossScalePlot(), tr("loss scale"), QColor(148, 103, 189));
+    skipped_ = lossScalePlot()->addGraph();
+    skipped_->setName(tr("update skipped"));
+    skipped_->setLineStyle(QCPGraph::lsNone);
+    skipped_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QColor(255, 127, 14), 8));
+    // Scales move by powers of two: a log axis shows each halving as one equal step.
+    lossScalePlot()->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    lossScalePlot()->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+    lossScalePlot()->setVisible(false);
+    lossPlot()->legend->setVisible(false);  // one series: the axis names it
+
+    connect(logScale_, &QCheckBox::toggled, this, &PlotPanel::setLogScale);
+    connect(fit, &QPushButton::clicked, this, [this] {
+        followRun_ = true;
+        fitSteps();
+    });
+}
+
+void PlotPanel::clear()
+{
+    for (const SeriesGraphs &g : {loss_, grad_, clipped_, lr_, scale_}) {
+        g.values->data()->clear();
+        g.markers->data()->clear();
+    }
+    skipped_->data()->clear();
+    lossScalePlot()->setVisible(false);
+    for (QCustomPlot *p : plots_)
+        for (int i = p->itemCount() - 1; i >= 0; --i)
+            if (p->item(i)->property(kMarkTag).toBool())
+                p->removeItem(i);
+    markCount_ = 0;
+    followRun_ = true;
+    setCursorStep(-1);
+    firstStep_ = lastStep_ = 0;
+    replotAll();
+}
+
+void PlotPanel::refresh(const RunStore &store)
+{
+    showSeries(loss_, store.series(Series::Loss));
+    showSeries(grad_, store.series(Series::GradNorm));
+    showSeries(clipped_, store.series(Series::GradNormClipped));
+    showSeries(lr_, store.series(Series::LearningRate));
+    if (store.usesLossScaling()) {
+        lossScalePlot()->setVisible(true);
+        showSeries(scale_, store.series(Series::LossScale));
+        QVector<double> keys, values;
+        for (const SeriesBucket &b : store.skippedSteps().buckets()) {
+            keys.push_back(b.firstStep);
+            values.push_back(b.max);
+        }
+        skipped_->setData(keys, values, true);
+    }
+    showControlMarks(store);
+    const auto &buckets = store.series(Series::Loss).buckets();
+    if (!buckets.empty()) {
+        firstStep_ = buckets.front().firstStep;
+        lastStep_ = buckets.back().lastStep;
+    }
+    if (followRun_)
+        fitSteps();
+    for (QCustomPlot *p : plots_)
+        fitValueAxis(p);
+    replotAll();
+}
+
+void PlotPanel::fitSteps()
+{
+    syncing_ = true;
+    for (QCustomPlot *p : plots_)
+        p->xAxis->setRange(firstStep_, std::max(lastStep_, firstStep_ + 1));
+    syncing_ = false;
+    replotAll();
+}
+
+void PlotPanel::syncStepAxes(const QCustomPlot *source)
+{
+    if (syncing_)
+        return;
+    syncing_ = true;
+    for (QCustomPlot *p : plots_)
+        if (p != source) {
+            p->xAxis->setRange(source->xAxis->range());
+            p->replot(QCustomPlot::rpQueuedReplot);
+        }
+    syncing_ = false;
+}
+
+// Marks are added, never rebuilt: the store only appends (and drops the oldest past its cap).
+void PlotPanel::showControlMarks(const RunStore &store)
+{
+    const auto &marks = store.controlMarks();
+    if (int(marks.size()) == markCount_)
+        return;
+    for (QCustomPlot *p : plots_)
+        for (int i = p->itemCount() - 1; i >= 0; --i)
+            if (p->item(i)->property(kMarkTag).toBool())
+                p->removeItem(i);
+    for (const ControlMark &m : marks) {
+        for (QCustomPlot *p : plots_) {
+            auto *line = new QCPItemStraightLine(p);
+            line->setProperty(kMarkTag, true);
+            line->setPen(QPen(QColor(120, 60, 170), 1, Qt::DotLine));
+            line->point1->setCoords(m.step, 0);
+            line->point2->setCoords(m.step, 1);
+            if (p != lossPlot())
+                continue;
+            auto *label = new QCPItemText(p);
+            label->setProperty(kMarkTag, true);
+            label->setText(QString::fromStdString(m.text));
+            label->setColor(QColor(120, 60, 170));
+            label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+            label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            label->position->setCoords(m.step, 0.02);
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+            label->setPadding(QMargins(3, 0, 0, 0));
+        }
+    }
+    markCount_ = int(marks.size());
+}
+
+void PlotPanel::setLogScale(bool on)
+{
+    if (logScale_->isChecked() != on)
+        logScale_->setChecked(on);
+    for (QCustomPlot *p : plots_) {
+        if (p == lossScalePlot())
+            continue;  // always logarithmic
+        p->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+        p->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(on ? new QCPAxisTickerLog : new QCPAxisTicker));
+        fitValueAxis(p);
+    }
+    replotAll();
+}
+
+void PlotPanel::setCursorStep(int step)
+{
+    cursorStep_ = step;
+    for (QCPItemStraightLine *c : cursors_) {
+        c->setVisible(step >= 0);
+        c->point1->setCoords(step, 0);
+        c->point2->setCoords(step, 1);
+    }
+    replotAll();
+}
+
+void PlotPanel::replotAll()
+{
+    for (QCustomPlot *p : plots_)
+        p->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int PlotPanel::skippedMarkerCount() const { return skipped_->dataCount(); }
+
+bool PlotPanel::exportPng(const QString &path, QString *error)
+{
+    const QPixmap image = grab();
+    if (image.save(path, "PNG"))
+        return true;
+    if (error)
+        *error = tr("cannot write %1").arg(path);
+    return false;
+}
+
+// Vector output: each plot draws itself through QCustomPlot's own painter, stacked on one page.
+bool PlotPanel::exportPdf(const QString &path, QString *error)
+{
+    int width = 0, height = 0;
+    for (QCustomPlot *p : plots_) {
+        if (p->isHidden())
+            continue;
+        width = std::max(width, p->width());
+        height += p->height();
+    }
+    QPdfWriter writer(path);
+    writer.setCreator(QStringLiteral("NaNScope"));
+    writer.setResolution(96);
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    writer.setPageSize(QPageSize(QSizeF(width * 72.0 / 96.0, height * 72.0 / 96.0), QPageSize::Point));
+    QCPPainter painter;
+    if (!painter.begin(&writer)) {
+        if (error)
+            *error = tr("cannot write %1").arg(path);
+        return false;
+    }
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    int y = 0;
+    for (QCustomPlot *p : plots_) {
+        if (p->isHidden())
+            continue;
+        painter.save();
+        painter.translate(0, y);
+        p->toPainter(&painter, p->width(), p->height());
+        painter.restore();
+        y += p->height();
+    }
+    painter.end();
+    return true;
+}
+
+}  // namespace nanscope

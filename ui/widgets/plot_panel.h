@@ -1,0 +1,64 @@
+#pragma once
+// The loss, gradient-norm (before and after clipping), learning-rate and (once a run scales its
+// loss) loss-scale plots on one shared step axis: zoom and pan with the mouse (double-click fits again), a log-scale toggle, a vertical line
+// labelled with each control change, and a cursor at the selected step.
+#include "widgets/plot_series.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QCustomPlot;
+class QCPGraph;
+class QCPItemStraightLine;
+
+namespace nanscope {
+
+class RunStore;
+
+class PlotPanel final : public QWidget {
+    Q_OBJECT
+public:
+    explicit PlotPanel(QWidget *parent = nullptr);
+
+    void clear();
+    void refresh(const RunStore &store);
+    void setLogScale(bool on);
+    void setCursorStep(int step);  // -1 hides the cursor
+    int cursorStep() const { return cursorStep_; }
+
+    QCustomPlot *lossPlot() const { return plots_[0]; }
+    QCustomPlot *gradPlot() const { return plots_[1]; }
+    QCustomPlot *lrPlot() const { return plots_[2]; }
+    QCustomPlot *lossScalePlot() const { return plots_[3]; }
+    int skippedMarkerCount() const;
+    int controlMarkCount() const { return markCount_; }
+
+    // Both write every plot into one image or one vector page.
+    bool exportPng(const QString &path, QString *error);
+    bool exportPdf(const QString &path, QString *error);
+
+Q_SIGNALS:
+    void stepClicked(int step);
+
+private:
+    void syncStepAxes(const QCustomPlot *source);
+    void fitSteps();
+    void showControlMarks(const RunStore &store);
+    void replotAll();
+
+    static constexpr int kPlots = 4;
+    QCustomPlot *plots_[kPlots] = {};
+    SeriesGraphs loss_, grad_, clipped_, lr_, scale_;
+    QCPGraph *skipped_ = nullptr;
+    QCheckBox *logScale_ = nullptr;
+    QCPItemStraightLine *cursors_[kPlots] = {};
+    int cursorStep_ = -1;
+    int markCount_ = 0;
+    bool followRun_ = true;  // false once the user zooms or pans, until a double-click
+    bool syncing_ = false;
+    QPoint pressPos_;
+    int lastStep_ = 0;
+    int firstStep_ = 0;
+};
+
+}  // namespace nanscope

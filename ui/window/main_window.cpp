@@ -1,0 +1,344 @@
+#include "window/main_window.h"
+
+#include "widgets/control_panel.h"
+#include "models/event_log_model.h"
+#include "models/layer_tree_model.h"
+#include "widgets/lesson_pane.h"
+#include "window/model_opener.h"
+#include "widgets/nan_map_view.h"
+#include "widgets/origin_panel.h"
+#include "widgets/plot_panel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+namespace nanscope {
+
+namespace {
+
+QDockWidget *dock(QMainWindow *window, const QString &title, const QString &name, QWidget *content,
+                  Qt::DockWidgetArea area)
+{
+    auto *d = new QDockWidget(title, window);
+    d->setObjectName(name);
+    d->setWidget(content);
+    window->addDockWidget(area, d);
+    return d;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
+    : QMainWindow(parent), controller_(std::move(source))
+{
+    setWindowTitle(QStringLiteral("NaNScope"));
+    setAcceptDrops(true);  // a .pt file dropped anywhere on the window opens it
+    normalFont_ = font();
+    modelOpener_ = new ModelOpener(this);
+    plots_ = new PlotPanel;
+    map_ = new NanMapView;
+    auto *centre = new QSplitter(Qt::Vertical);
+    centre->addWidget(plots_);
+    centre->addWidget(map_);
+    setCentralWidget(centre);
+    buildDocks();
+    buildActions();
+    // First-start layout (a saved one replaces it): the map gets room for a row per layer.
+    centre->setSizes({430, 330});
+    resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
+    resizeDocks({findChild<QDockWidget *>(QStringLiteral("layers"))}, {380}, Qt::Horizontal);
+
+    stateLabel_ = new QLabel;
+    stepLabel_ = new QLabel;
+    rateLabel_ = new QLabel;
+    deviceLabel_ = new QLabel;
+    for (QLabel *l : {stateLabel_, stepLabel_, rateLabel_, deviceLabel_})
+        statusBar()->addPermanentWidget(l);
+
+    connect(&controller_, &SessionController::runBegun, this, &MainWindow::onRunBegun);
+    connect(&controller_, &SessionController::recordsArrived, this, &MainWindow::onRecords);
+    connect(&controller_, &SessionController::eventsArrived, this, &MainWindow::onEvents);
+    connect(&controller_, &SessionController::sessionStateChanged, this, &MainWindow::onState);
+    connect(&controller_, &SessionController::runCompleted, this, &MainWindow::onFinished);
+    connect(controls_, &ControlPanel::controlsEdited, this, [this](const Controls &c) { controller_.setControls(c); });
+    connect(controls_, &ControlPanel::scenarioChanged, this, &MainWindow::showLesson);
+    connect(modelOpener_, &ModelOpener::chosen, this, [this](const QString &path, const ModelInputChoice &input, const QString &note) {
+        modelGuessNote_ = note;
+        controls_->setModel(path, input);
+        statusBar()->showMessage(tr("Opened %1: press Start to train it").arg(path), 8000);
+    });
+    connect(modelOpener_, &ModelOpener::failed, this, [this](const QString &message) { warn(tr("Cannot open the model"), message); });
+    connect(map_, &NanMapView::cellClicked, this, [this](int layer, int step) {
+        selectLayer(layer);
+        selectStep(step);
+    });
+    connect(plots_, &PlotPanel::stepClicked, this, &MainWindow::selectStep);
+    const auto decide = [this](PausedStepDecision d) {
+        controller_.decidePausedStep(d);
+        origin_->decided();
+    };
+    connect(origin_, &OriginPanel::skipRequested, this, [decide] { decide(PausedStepDecision::SkipBatch); });
+    connect(origin_, &OriginPanel::retryRequested, this, [decide] { decide(PausedStepDecision::Retry); });
+    connect(origin_, &OriginPanel::continueRequested, this, [decide] { decide(PausedStepDecision::Continue); });
+    connect(origin_, &OriginPanel::rollbackRequested, this, [this] {
+        controller_.requestRollback();
+        origin_->decided();
+    });
+
+    resize(1400, 900);
+    QSettings settings;
+    controls_->restoreSettings(settings);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    setPresentationMode(settings.value(QStringLiteral("window/presentation"), false).toBool());
+    showLesson();
+    updateActions();
+    updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildDocks()
+{
+    controls_ = new ControlPanel;
+    dock(this, tr("Controls"), QStringLiteral("controls"), controls_, Qt::LeftDockWidgetArea);
+
+    layerModel_ = new LayerTreeModel(this);
+    layerProxy_ = makeLayerFilterProxy(this);
+    layerProxy_->setSourceModel(layerModel_);
+    auto *layerBox = new QWidget;
+    auto *layerLayout = new QVBoxLayout(layerBox);
+    layerLayout->setContentsMargins(0, 0, 0, 0);
+    layerFilter_ = new QLineEdit;
+    layerFilter_->setPlaceholderText(tr("Filter layers…"));
+    layerFilter_->setClearButtonEnabled(true);
+    layerView_ = new QTreeView;
+    layerView_->setModel(layerProxy_);
+    layerView_->setSortingEnabled(true);
+    layerView_->sortByColumn(-1, Qt::AscendingOrder);  // model order until the user sorts
+    layerView_->setUniformRowHeights(true);
+    layerView_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layerLayout->addWidget(layerFilter_);
+    layerLayout->addWidget(layerView_);
+    connect(layerFilter_, &QLineEdit::textChanged, layerProxy_, [this](const QString &text) {
+        layerProxy_->setFilterFixedString(text);
+        layerView_->expandAll();
+    });
+    dock(this, tr("Layers"), QStringLiteral("layers"), layerBox, Qt::RightDockWidgetArea);
+
+    origin_ = new OriginPanel;
+    dock(this, tr("Origin"), QStringLiteral("origin"), origin_, Qt::RightDockWidgetArea);
+    lesson_ = new LessonPane;
+    QDockWidget *lessonDock = dock(this, tr("Lesson"), QStringLiteral("lesson"), lesson_, Qt::RightDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), lessonDock);
+
+    eventModel_ = new EventLogModel(10000, this);
+    eventView_ = new QTableView;
+    eventView_->setModel(eventModel_);
+    eventView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    eventView_->horizontalHeader()->setStretchLastSection(true);
+    eventView_->verticalHeader()->hide();
+    connect(eventView_, &QTableView::clicked, this, [this](const QModelIndex &index) {
+        const int layer = index.data(EventLogModel::LayerIdRole).toInt();
+        const int step = index.data(EventLogModel::StepRole).toInt();
+        if (layer >= 0)
+            selectLayer(layer);
+        if (step >= 0)
+            selectStep(step);
+    });
+    dock(this, tr("Event log"), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
+}
+
+void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }
+
+void MainWindow::showLesson()
+{
+    if (controls_->modelSelected())
+        lesson_->showPage(modelPageMarkdown(controls_->modelPath(), controls_->modelInput(), modelGuessNote_));
+    else
+        lesson_->showLesson(controls_->scenario());
+}
+void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
+
+bool MainWindow::startRun()
+{
+    QString error;
+    if (!controller_.start(controls_->runConfig(), &error)) {
+        showError(tr("Cannot start the run"), error);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::resetRun()
+{
+    controller_.discardCurrentRun();
+    store_.reset({});
+    plots_->clear();
+    map_->clear();
+    layerModel_->setLayers({});
+    eventModel_->clear();
+    origin_->clear();
+    lastRecord_.reset();
+    controls_->loadScenarioDefaults();
+    updateStatus();
+}
+
+void MainWindow::onRunBegun(int)
+{
+    store_.reset(controller_.layers());
+    plots_->clear();
+    map_->clear();
+    layerModel_->setLayers(controller_.layers());
+    layerView_->expandAll();
+    eventModel_->clear();
+    eventModel_->setLayers(controller_.layers());
+    origin_->clear();
+    originShown_ = false;
+    lastRecord_.reset();
+    rateClock_.start();
+    rateSteps_ = 0;
+    stepsPerSecond_ = 0;
+    deviceLabel_->setText(QString::fromStdString(controller_.runConfig().device));
+}
+
+void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
+{
+    for (const StepRecordPtr &r : records)
+        store_.append(*r);
+    if (store_.firstOrigin().valid() && !originShown_ && !origin_->awaitingDecision()) {
+        origin_->showOrigin(store_.firstOrigin());
+        originShown_ = true;
+        if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
+            d->raise();
+    }
+    lastRecord_ = records.back();
+    rateSteps_ += records.size();
+    layerModel_->addRecords(records);
+    plots_->refresh(store_);
+    map_->refresh(store_);
+    updateStatus();
+}
+
+void MainWindow::onEvents(const QVector<Event> &events)
+{
+    for (const Event &e : events) {
+        if (e.kind == EventKind::ControlChange)
+            store_.addControlMark(e.step, e.text);
+        if (e.kind == EventKind::Paused) {  // the paused step's record comes once it is decided
+            origin_->showPaused(e.origin);
+            if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
+                d->raise();
+        }
+    }
+    eventModel_->append(events);
+    eventView_->scrollToBottom();
+    plots_->refresh(store_);
+}
+
+void MainWindow::onState(SessionState state)
+{
+    state_ = state;
+    updateActions();
+    updateStatus();
+}
+
+void MainWindow::onFinished(const QString &error)
+{
+    if (!error.isEmpty())
+        warn(tr("The run failed"), error);
+    // The session's own rate counts compute time only, over the whole run.
+    stepsPerSecond_ = controller_.lastSummary().stepsPerSecond;
+    rateClock_.invalidate();
+    updateStatus();
+    Q_EMIT runEnded();
+}
+
+void MainWindow::updateStatus()
+{
+    if (rateClock_.isValid() && rateClock_.elapsed() >= 500) {
+        stepsPerSecond_ = rateSteps_ * 1000.0 / double(rateClock_.restart());
+        rateSteps_ = 0;
+    }
+    stateLabel_->setText(QString::fromLatin1(sessionStateName(state_)));
+    stepLabel_->setText(lastRecord_ ? tr("step %1").arg(lastRecord_->step) : tr("no steps"));
+    rateLabel_->setText(tr("%1 steps/s").arg(stepsPerSecond_, 0, 'f', stepsPerSecond_ < 10 ? 1 : 0));
+    if (deviceLabel_->text().isEmpty())
+        deviceLabel_->setText(controls_->deviceBox()->currentData().toString());
+}
+
+QString MainWindow::statusText() const
+{
+    return QStringList{stateLabel_->text(), stepLabel_->text(), rateLabel_->text(), deviceLabel_->text()}.join(QStringLiteral(" · "));
+}
+
+void MainWindow::selectLayer(int layer)
+{
+    const QModelIndex source = layerModel_->indexForLayer(layer);
+    const QModelIndex index = layerProxy_->mapFromSource(source);
+    if (!index.isValid())
+        return;
+    layerView_->setCurrentIndex(index);
+    layerView_->scrollTo(index);
+}
+
+void MainWindow::selectStep(int step) { plots_->setCursorStep(step); }
+
+void MainWindow::setPresentationMode(bool on)
+{
+    QFont f = normalFont_;
+    if (on)
+        f.setPointSizeF(normalFont_.pointSizeF() * 1.6);
+    setFont(f);
+    lesson_->setFont(f);
+    for (QCustomPlot *plot : findChildren<QCustomPlot *>())
+        setPlotFontSize(plot, f.pointSizeF());
+    if (QAction *a = action(QStringLiteral("presentation")); a && a->isChecked() != on)
+        a->setChecked(on);
+}
+
+void MainWindow::showError(const QString &title, const QString &message)
+{
+    eventModel_->append(Event{EventKind::Error, -1, -1, message.toStdString()});
+    statusBar()->showMessage(title + QStringLiteral(": ") + message, 10000);
+}
+
+void MainWindow::warn(const QString &title, const QString &message)
+{
+    showError(title, message);
+    // open(), not exec(): the window keeps streaming and tests are never blocked by the box.
+    auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+QCustomPlot *MainWindow::lossPlot() const { return plots_->lossPlot(); }
+QString MainWindow::originText() const { return origin_->text(); }
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    controls_->saveSettings(settings);
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/presentation"), action(QStringLiteral("presentation"))->isChecked());
+    controller_.stop();  // the controller's destructor joins the worker
+    event->accept();
+}
+
+}  // namespace nanscope

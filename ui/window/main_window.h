@@ -1,0 +1,118 @@
+#pragma once
+// The NaNScope window: controls on the left; loss, gradient-norm and LR plots over the layer x
+// step NaN map in the centre; the layer tree, the origin panel and the lesson on the right; the
+// event log below. It sees a RunSource only through SessionController, which carries every command
+// and every record, and never owns training state; every view is fed from one bounded RunStore at
+// most ~30 times a second.
+#include "run/run_store.h"
+#include "window/session_controller.h"
+
+#include <QMainWindow>
+#include <QElapsedTimer>
+
+class QAction;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
+class QTreeView;
+
+namespace nanscope {
+
+class ControlPanel;
+class EventLogModel;
+class LayerTreeModel;
+class LessonPane;
+class NanMapView;
+class OriginPanel;
+class ModelOpener;
+class PlotPanel;
+
+class MainWindow final : public QMainWindow {
+    Q_OBJECT
+public:
+    // Without a source, the window trains its own Session.
+    explicit MainWindow(std::unique_ptr<RunSource> source = nullptr, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    void selectScenario(const QString &id);
+    void openModel(const QString &path);  // probe the file, then the input dialog (window-modal)
+    void setSteps(int steps);
+    bool startRun();
+    void resetRun();
+    void selectLayer(int layer);
+    void selectStep(int step);
+    void setPresentationMode(bool on);
+
+    bool exportCsv(const QString &path, QString *error);
+
+    SessionController &controller() { return controller_; }
+    const RunStore &store() const { return store_; }
+    ControlPanel *controlPanel() const { return controls_; }
+    PlotPanel *plots() const { return plots_; }
+    NanMapView *nanMap() const { return map_; }
+    LayerTreeModel *layerModel() const { return layerModel_; }
+    QTreeView *layerView() const { return layerView_; }
+    EventLogModel *eventModel() const { return eventModel_; }
+    OriginPanel *originPanel() const { return origin_; }
+    LessonPane *lessonPane() const { return lesson_; }
+    ModelOpener *modelOpener() const { return modelOpener_; }
+    QAction *action(const QString &objectName) const;
+    QCustomPlot *lossPlot() const;
+    int recordsShown() const { return int(store_.stepsSeen()); }
+    QString originText() const;
+    QString statusText() const;
+
+Q_SIGNALS:
+    void runEnded();
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    void buildDocks();
+    void buildActions();
+    void onRunBegun(int run);
+    void onRecords(const QVector<StepRecordPtr> &records);
+    void onEvents(const QVector<Event> &events);
+    void onState(SessionState state);
+    void onFinished(const QString &error);
+    void updateActions();
+    void updateStatus();
+    void exportDialog(const QString &kind);
+    void showError(const QString &title, const QString &message);
+    void warn(const QString &title, const QString &message);  // showError plus a window-modal box
+    void showLesson();
+
+    SessionController controller_;
+    RunStore store_;
+    ControlPanel *controls_ = nullptr;
+    PlotPanel *plots_ = nullptr;
+    NanMapView *map_ = nullptr;
+    LayerTreeModel *layerModel_ = nullptr;
+    QSortFilterProxyModel *layerProxy_ = nullptr;
+    QTreeView *layerView_ = nullptr;
+    QLineEdit *layerFilter_ = nullptr;
+    EventLogModel *eventModel_ = nullptr;
+    QTableView *eventView_ = nullptr;
+    OriginPanel *origin_ = nullptr;
+    LessonPane *lesson_ = nullptr;
+    ModelOpener *modelOpener_ = nullptr;
+    QString modelGuessNote_;
+    QLabel *stateLabel_ = nullptr;
+    QLabel *stepLabel_ = nullptr;
+    QLabel *rateLabel_ = nullptr;
+    QLabel *deviceLabel_ = nullptr;
+    StepRecordPtr lastRecord_;
+    SessionState state_ = SessionState::Idle;
+    QElapsedTimer rateClock_;
+    long long rateSteps_ = 0;
+    double stepsPerSecond_ = 0;
+    bool originShown_ = false;
+    QFont normalFont_;
+};
+
+}  // namespace nanscope

@@ -1,0 +1,143 @@
+// MainWindow's menus, toolbar and shortcuts, and the files that go in and out of it: models opened
+// or dropped, plots and step data exported. The rest of the window is in main_window.cpp.
+#include "window/main_window.h"
+
+#include "widgets/control_panel.h"
+#include "window/model_opener.h"
+#include "widgets/origin_panel.h"
+#include "widgets/plot_panel.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QToolBar>
+
+namespace nanscope {
+
+void MainWindow::buildActions()
+{
+    auto make = [this](const QString &name, const QString &text, const QKeySequence &key, auto slot) {
+        auto *a = new QAction(text, this);
+        a->setObjectName(name);
+        a->setShortcut(key);
+        a->setToolTip(QStringLiteral("%1 (%2)").arg(QString(text).remove(QLatin1Char('&')), key.toString(QKeySequence::NativeText)));
+        connect(a, &QAction::triggered, this, slot);
+        return a;
+    };
+    SessionController &c = controller_;
+    QAction *start = make(QStringLiteral("start"), tr("&Start"), QKeySequence(Qt::Key_F5), [this] { startRun(); });
+    QAction *pause = make(QStringLiteral("pause"), tr("&Pause"), QKeySequence(Qt::Key_F6), [&c] { c.pause(); });
+    QAction *resume = make(QStringLiteral("resume"), tr("&Resume"), QKeySequence(Qt::Key_F7), [this, &c] {
+        c.resume();
+        origin_->decided();
+    });
+    QAction *step = make(QStringLiteral("step"), tr("S&tep"), QKeySequence(Qt::Key_F10), [this, &c] {
+        c.stepOnce(1);
+        origin_->decided();
+    });
+    QAction *stop = make(QStringLiteral("stop"), tr("St&op"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&c] { c.stop(); });
+    QAction *reset = make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
+    QAction *rollback = make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &c] {
+        c.requestRollback();
+        origin_->decided();
+    });
+    QToolBar *bar = addToolBar(tr("Run"));
+    bar->setObjectName(QStringLiteral("runToolBar"));
+    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    for (QAction *a : {start, pause, resume, step, stop, reset, rollback}) {
+        bar->addAction(a);
+        run->addAction(a);
+    }
+
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    menuBar()->insertMenu(run->menuAction(), file);
+    file->addAction(make(QStringLiteral("openModel"), tr("&Open model…"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
+    file->addSeparator();
+    file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(), [this] { exportDialog(QStringLiteral("png")); }));
+    file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(), [this] { exportDialog(QStringLiteral("pdf")); }));
+    file->addAction(make(QStringLiteral("exportCsv"), tr("Export step data as &CSV…"), QKeySequence(Qt::CTRL | Qt::Key_E),
+                         [this] { exportDialog(QStringLiteral("csv")); }));
+    file->addSeparator();
+    file->addAction(make(QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); }));
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    QAction *presentation = make(QStringLiteral("presentation"), tr("&Presentation mode"), QKeySequence(Qt::Key_F11),
+                                 [this](bool on) { setPresentationMode(on); });
+    presentation->setCheckable(true);
+    view->addAction(presentation);
+    QAction *log = make(QStringLiteral("logScale"), tr("&Log scale"), QKeySequence(Qt::CTRL | Qt::Key_L),
+                        [this](bool on) { plots_->setLogScale(on); });
+    log->setCheckable(true);
+    view->addAction(log);
+    view->addSeparator();
+    for (QDockWidget *d : findChildren<QDockWidget *>())
+        view->addAction(d->toggleViewAction());
+}
+
+QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }
+
+void MainWindow::openModel(const QString &path) { modelOpener_->open(path); }
+
+void MainWindow::updateActions()
+{
+    // A source that cannot be steered (a recorded run) keeps these off whatever its state.
+    const RunCapabilities can = controller_.capabilities();
+    const bool active = state_ == SessionState::Running || state_ == SessionState::Paused;
+    action(QStringLiteral("start"))->setEnabled(can.start);
+    action(QStringLiteral("pause"))->setEnabled(can.steer && state_ == SessionState::Running);
+    action(QStringLiteral("resume"))->setEnabled(can.steer && state_ == SessionState::Paused);
+    action(QStringLiteral("step"))->setEnabled(can.steer && active);
+    action(QStringLiteral("stop"))->setEnabled(can.steer && active);
+    action(QStringLiteral("rollback"))->setEnabled(can.rollback && active);
+}
+
+bool MainWindow::exportCsv(const QString &path, QString *error)
+{
+    std::string message;
+    if (store_.table().writeCsv(path.toStdString(), &message))
+        return true;
+    if (error)
+        *error = QString::fromStdString(message);
+    return false;
+}
+
+void MainWindow::exportDialog(const QString &kind)
+{
+    const QString filter = kind == QLatin1String("csv")   ? tr("CSV files (*.csv)")
+                           : kind == QLatin1String("pdf") ? tr("PDF files (*.pdf)")
+                                                          : tr("PNG images (*.png)");
+    QString path = QFileDialog::getSaveFileName(this, tr("Export"), controls_->runName() + QLatin1Char('.') + kind, filter);
+    if (path.isEmpty())
+        return;
+    QString error;
+    const bool ok = kind == QLatin1String("csv")   ? exportCsv(path, &error)
+                    : kind == QLatin1String("pdf") ? plots_->exportPdf(path, &error)
+                                                   : plots_->exportPng(path, &error);
+    if (!ok)
+        showError(tr("Export failed"), error);
+    else
+        statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (!modelPathIn(event->mimeData()).isEmpty())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const QString path = modelPathIn(event->mimeData());
+    if (path.isEmpty())
+        return;
+    event->acceptProposedAction();
+    // After the drop returns: the drag source must not wait on the input dialog.
+    QMetaObject::invokeMethod(this, [this, path] { openModel(path); }, Qt::QueuedConnection);
+}
+
+}  // namespace nanscope

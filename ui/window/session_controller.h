@@ -1,0 +1,92 @@
+#pragma once
+// The window's side of a RunSource: every command the window sends goes through here, and every
+// record and event comes back through here. Data arrives on the source's thread and is queued
+// under a short lock; a timer on the GUI thread hands it over in batches, so the window repaints
+// at most ~30 times a second whatever the step rate. Records and events of a replaced run are
+// dropped by run id.
+#include "nanscope/run_source.h"
+
+#include <QObject>
+#include <QTimer>
+#include <QVector>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+Q_DECLARE_METATYPE(nanscope::StepRecordPtr)
+Q_DECLARE_METATYPE(nanscope::Event)
+Q_DECLARE_METATYPE(nanscope::SessionState)
+
+namespace nanscope {
+
+class SessionController final : public QObject, private RunObserver {
+    Q_OBJECT
+public:
+    // Without a source, the controller trains its own Session.
+    explicit SessionController(std::unique_ptr<RunSource> source = nullptr, QObject *parent = nullptr);
+    ~SessionController() override;
+
+    // The commands of RunSource, for the window. Those the source cannot act on do nothing
+    // (see capabilities()).
+    RunCapabilities capabilities() const { return source_->capabilities(); }
+    bool start(const RunConfig &config, QString *error);
+    void pause() { source_->pause(); }
+    void resume() { source_->resume(); }
+    void stepOnce(int count = 1) { source_->stepOnce(count); }
+    void stop() { source_->stop(); }
+    void requestRollback() { source_->requestRollback(); }
+    void decidePausedStep(PausedStepDecision decision) { source_->decidePausedStep(decision); }
+    void setControls(const Controls &controls) { source_->setControls(controls); }
+    Controls controls() const { return source_->controls(); }
+    SessionState state() const { return source_->state(); }
+    bool wait(int timeoutMs = -1) { return source_->wait(timeoutMs); }
+
+    // Stops the current run and drops whatever it still delivers (the window was reset).
+    void discardCurrentRun();
+    const std::vector<Layer> &layers() const { return layers_; }
+    const RunConfig &runConfig() const { return config_; }
+    const RunSummary &lastSummary() const { return summary_; }
+    int deliveries() const { return deliveries_; }
+
+Q_SIGNALS:
+    void runBegun(int run);
+    void recordsArrived(const QVector<nanscope::StepRecordPtr> &records);
+    void eventsArrived(const QVector<nanscope::Event> &events);
+    void sessionStateChanged(nanscope::SessionState state);
+    // The summary is lastSummary(); `error` is empty when the run ended normally.
+    void runCompleted(const QString &error);
+
+private:
+    void runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config) override;
+    void stepRecorded(const StepRecordPtr &record) override;
+    void eventRaised(const Event &event) override;
+    void stateChanged(SessionState state) override;
+    void runFinished(const RunSummary &summary) override;
+    bool accept(int run);  // with mutex_ held
+    void drain();
+
+    std::unique_ptr<RunSource> source_;
+    QTimer flushTimer_;
+
+    // Written by the source's thread, taken by drain() on the GUI thread.
+    std::mutex mutex_;
+    int currentRun_ = 0;    // the run whose data is kept; anything else is dropped
+    int discardedUpTo_ = 0; // runs up to this id were discarded: their late start is ignored
+    std::vector<StepRecordPtr> queued_;
+    std::vector<Event> queuedEvents_;
+    bool started_ = false;
+    std::vector<Layer> pendingLayers_;
+    RunConfig pendingConfig_;
+    bool finished_ = false;
+    RunSummary pendingSummary_;
+    std::vector<SessionState> states_;
+
+    // GUI thread only.
+    std::vector<Layer> layers_;
+    RunConfig config_;
+    RunSummary summary_;
+    int deliveries_ = 0;
+};
+
+}  // namespace nanscope
