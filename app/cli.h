@@ -1,6 +1,7 @@
 #pragma once
-// The headless command line: `nanscope scenarios | run | bench`. Plain C++ over the core.
-#include "nanscope/session.h"
+// The headless command line: `nanscope scenarios | run | inspect | bench` (gui-bench is the
+// window's own). Plain C++ over the core: CLI11 reads the arguments, nlohmann/json writes JSON.
+#include "nanscope/run_config.h"
 
 #include <iosfwd>
 #include <string>

@@ -109,9 +109,9 @@ int runGui(int argc, char **argv)
     nanscope::MainWindow window;
     window.selectScenario(parser.value(options.scenario));
     if (!modelFile.isEmpty() && shape) {
-        const nanscope::ModelProbe probe = nanscope::probeModelFile(modelFile);
-        if (!probe.error.isEmpty())
-            return fail(probe.error);
+        const nanscope::ModelFileCheck check = nanscope::checkModelFile(modelFile);
+        if (!check.error.isEmpty())
+            return fail(check.error);
         nanscope::ModelInputChoice input;
         input.shape = *shape;
         input.loss = parser.value(options.loss);

@@ -136,9 +136,9 @@ void TestModelWindow::badFilesAreNamedAndTheWindowWorksOn()
     const QString file = path(kind + QStringLiteral(".pt"));
     if (kind != QLatin1String("missing"))
         fixtures::writeBadFile(kind.toStdString(), file.toStdString());
-    const ModelProbe probe = probeModelFile(file);
-    QVERIFY2(probe.error.contains(QFileInfo(file).fileName()), qPrintable(probe.error));
-    QVERIFY(!probe.error.contains(QLatin1Char('\n')));
+    const ModelFileCheck check = checkModelFile(file);
+    QVERIFY2(check.error.contains(QFileInfo(file).fileName()), qPrintable(check.error));
+    QVERIFY(!check.error.contains(QLatin1Char('\n')));
 
     MainWindow w;
     QSignalSpy failed(w.modelOpener(), &ModelOpener::failed);

@@ -11,28 +11,28 @@
 
 namespace nanscope {
 
-ModelProbe probeModelFile(const QString &path)
+ModelFileCheck checkModelFile(const QString &path)
 {
-    ModelProbe probe;
+    ModelFileCheck check;
     const QFileInfo info(path);
     if (!info.exists()) {
-        probe.error = QObject::tr("%1 does not exist.").arg(path);
-        return probe;
+        check.error = QObject::tr("%1 does not exist.").arg(path);
+        return check;
     }
     if (!info.isFile()) {
-        probe.error = QObject::tr("%1 is not a file.").arg(path);
-        return probe;
+        check.error = QObject::tr("%1 is not a file.").arg(path);
+        return check;
     }
     try {
         const InputGuess guess = guessInputShape(path.toStdString());
-        probe.guessedShape = guess.shape;
-        probe.guessNote = QString::fromStdString(guess.note);
+        check.guessedShape = guess.shape;
+        check.guessNote = QString::fromStdString(guess.note);
     } catch (const std::exception &e) {
         // The core's messages name the file and the cause on their first line.
         const std::string what = e.what();
-        probe.error = QString::fromStdString(what.substr(0, what.find('\n')));
+        check.error = QString::fromStdString(what.substr(0, what.find('\n')));
     }
-    return probe;
+    return check;
 }
 
 QString modelPathIn(const QMimeData *mime)
@@ -93,18 +93,18 @@ void ModelOpener::open(const QString &path)
 {
     lastDirectory_ = QFileInfo(path).absolutePath();
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const ModelProbe probe = probeModelFile(path);
+    const ModelFileCheck check = checkModelFile(path);
     QApplication::restoreOverrideCursor();
-    if (!probe.error.isEmpty()) {
-        Q_EMIT failed(probe.error);
+    if (!check.error.isEmpty()) {
+        Q_EMIT failed(check.error);
         return;
     }
     if (dialog_)
         dialog_->reject();  // a second file dropped while the first one's dialog is open replaces it
-    dialog_ = new InputShapeDialog(path, probe.guessedShape, probe.guessNote, window_);
+    dialog_ = new InputShapeDialog(path, check.guessedShape, check.guessNote, window_);
     dialog_->setAttribute(Qt::WA_DeleteOnClose);
     InputShapeDialog *dialog = dialog_;
-    connect(dialog, &QDialog::accepted, this, [this, dialog, path, note = probe.guessNote] {
+    connect(dialog, &QDialog::accepted, this, [this, dialog, path, note = check.guessNote] {
         Q_EMIT chosen(path, dialog->choice(), note);
     });
     connect(dialog, &QDialog::finished, this, [this, dialog] {  // before deleteLater gets to it

@@ -12,14 +12,14 @@ class QWidget;
 
 namespace nanscope {
 
-struct ModelProbe {
+struct ModelFileCheck {
     QString error;  // empty when the file loads as a TorchScript model
     std::vector<std::int64_t> guessedShape;
     QString guessNote;  // where the guess comes from, or why there is none
 };
 
 // Loads `path` once, on the calling thread (a ResNet-18-sized file takes well under a second).
-ModelProbe probeModelFile(const QString &path);
+ModelFileCheck checkModelFile(const QString &path);
 
 // The one local TorchScript file (.pt, .pth, .ts, .zip, .ptl) in a drag, or empty.
 QString modelPathIn(const QMimeData *mime);

@@ -1,5 +1,5 @@
 #pragma once
-// What the trainer needs of a model, whether a built-in demo or (later) a TorchScript file.
+// What the trainer needs of a model, whether a built-in demo or a user's TorchScript file.
 #include "nanscope/records.h"
 
 #include <ATen/core/Tensor.h>
