@@ -47,11 +47,14 @@ Arguments &Arguments::repeatable(const std::string &name, ValueUse use)
 Arguments &Arguments::flag(const std::string &name, bool &set)
 {
     // CLI11 records a bare flag as "true"; `--json=no` would otherwise be read as set.
-    return add(name, app_->add_flag(name), [&set](const std::string &flag, const std::string &value) {
-        if (value != "true")
-            throw std::invalid_argument(flag + " takes no value");
-        set = true;
-    }, false);
+    return add(
+        name, app_->add_flag(name),
+        [&set](const std::string &flag, const std::string &value) {
+            if (value != "true")
+                throw std::invalid_argument(flag + " takes no value");
+            set = true;
+        },
+        false);
 }
 
 Arguments &Arguments::positional(const std::string &name, ValueUse use)

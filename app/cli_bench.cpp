@@ -49,8 +49,8 @@ int benchBuiltInModels(const std::vector<std::string> &args, std::ostream &out, 
         } else {
             out << std::left << std::setw(6) << b.model << std::right << std::fixed << std::setprecision(3)
                 << std::setw(9) << b.probeOffMs << "ms" << std::setw(9) << b.fullMapMs << "ms" << std::setw(9)
-                << b.opLevelMs << "ms" << std::setw(11) << b.fullMapRatio() << 'x' << std::setw(10)
-                << b.opLevelRatio() << "x\n";
+                << b.opLevelMs << "ms" << std::setw(11) << b.fullMapRatio() << 'x' << std::setw(10) << b.opLevelRatio()
+                << "x\n";
         }
     }
     return 0;
@@ -104,9 +104,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
 {
     // The two forms take different options (--only names a built-in model, a file needs its
     // inputs), so --model anywhere on the line picks the form, as the two synopses read.
-    const bool modelFile = std::any_of(args.begin(), args.end(), [](const std::string &a) {
-        return a == "--model" || a.rfind("--model=", 0) == 0;
-    });
+    const bool modelFile = std::any_of(
+        args.begin(), args.end(), [](const std::string &a) { return a == "--model" || a.rfind("--model=", 0) == 0; });
     return modelFile ? benchModelFile(args, out, err) : benchBuiltInModels(args, out, err);
 }
 

@@ -20,12 +20,9 @@ Json healthJson(const TensorHealth &h)
 {
     if (!h.present)
         return nullptr;
-    return Json{{"numel", h.numel},
-                {"nan", h.nan},
-                {"posinf", h.posInf},
-                {"neginf", h.negInf},
-                {"min", jsonNumber(h.min)},
-                {"max", jsonNumber(h.max)}};
+    return Json{{"numel", h.numel},         {"nan", h.nan},
+                {"posinf", h.posInf},       {"neginf", h.negInf},
+                {"min", jsonNumber(h.min)}, {"max", jsonNumber(h.max)}};
 }
 
 std::string healthText(const TensorHealth &h)
@@ -55,13 +52,13 @@ void printText(const InspectReport &r, const RunConfig &config, std::ostream &ou
     }
     out << "loss " << r.record.loss << "\n\n"
         << std::left << std::setw(int(pathWidth)) << "module" << std::setw(int(typeWidth)) << "type" << std::setw(30)
-        << "forward" << std::setw(30) << "gradient" << "parameters\n";
+        << "forward" << std::setw(30) << "gradient"
+        << "parameters\n";
     for (const Layer &l : r.layers) {
         const LayerHealth &h = r.record.layers[l.id];
         out << std::setw(int(pathWidth)) << (l.path.empty() ? std::string("(root)") : l.path)
-            << std::setw(int(typeWidth)) << l.type
-            << std::setw(30) << healthText(h.forward) << std::setw(30) << healthText(h.grad) << healthText(h.params)
-            << '\n';
+            << std::setw(int(typeWidth)) << l.type << std::setw(30) << healthText(h.forward) << std::setw(30)
+            << healthText(h.grad) << healthText(h.params) << '\n';
     }
     out << std::right << '\n';
     const Origin &o = r.record.origin;
@@ -100,12 +97,8 @@ void printJson(const InspectReport &r, std::ostream &out)
     const Origin &o = r.record.origin;
     Json origin;  // null: everything was finite
     if (o.valid())
-        origin = Json{{"phase", phaseName(o.phase)},
-                      {"layer", o.layerPath},
-                      {"op", textOrNull(o.op)},
-                      {"source", textOrNull(o.source)},
-                      {"produced", o.produced},
-                      {"explanation", o.explanation}};
+        origin = Json{{"phase", phaseName(o.phase)},    {"layer", o.layerPath},   {"op", textOrNull(o.op)},
+                      {"source", textOrNull(o.source)}, {"produced", o.produced}, {"explanation", o.explanation}};
     out << jsonLine(Json{{"type", "inspect"},
                          {"loss", jsonNumber(r.record.loss)},
                          {"layers", layers},
@@ -159,7 +152,8 @@ int inspectCommand(const std::vector<std::string> &args, std::ostream &out, std:
     Arguments arguments("inspect");
     addModelOptions(arguments, config);
     arguments
-        .option("--seed", [&config](const auto &flag, const auto &v) { config.seed = std::uint64_t(parseInt(flag, v, 0)); })
+        .option("--seed",
+                [&config](const auto &flag, const auto &v) { config.seed = std::uint64_t(parseInt(flag, v, 0)); })
         .option("--device", [&config](const auto &flag, const auto &v) { config.device = parseDevice(flag, v); })
         .option("--save",
                 [](const auto &, const auto &) {
@@ -173,7 +167,8 @@ int inspectCommand(const std::vector<std::string> &args, std::ostream &out, std:
         });
     arguments.parse(args);
     if (config.modelPath.empty())
-        throw std::invalid_argument("inspect needs a TorchScript file: nanscope inspect FILE.pt --input-shape 8x3x64x64");
+        throw std::invalid_argument(
+            "inspect needs a TorchScript file: nanscope inspect FILE.pt --input-shape 8x3x64x64");
     if (const std::string missing = missingModelInput(config); !missing.empty()) {
         err << "nanscope: " << missing << '\n';
         return 1;

@@ -23,25 +23,28 @@ namespace {
 // The window's command line. Its help is answered before QApplication exists, because without a
 // display QApplication aborts; so the options are set up in one place for both.
 struct GuiOptions {
-    QCommandLineOption scenario{QStringLiteral("scenario"), QStringLiteral("demo scenario to select"), QStringLiteral("ID"),
-                                QStringLiteral("large-lr-mse")};
+    QCommandLineOption scenario{QStringLiteral("scenario"), QStringLiteral("demo scenario to select"),
+                                QStringLiteral("ID"), QStringLiteral("large-lr-mse")};
     QCommandLineOption autostart{QStringLiteral("autostart"), QStringLiteral("start the run at once")};
     QCommandLineOption steps{QStringLiteral("steps"), QStringLiteral("steps to run"), QStringLiteral("N")};
     QCommandLineOption screenshot{QStringLiteral("screenshot"),
-                                  QStringLiteral("after the run, save the window to FILE.png and exit"), QStringLiteral("FILE")};
-    QCommandLineOption model{QStringLiteral("model"), QStringLiteral("a TorchScript model to open instead of a scenario"),
+                                  QStringLiteral("after the run, save the window to FILE.png and exit"),
+                                  QStringLiteral("FILE")};
+    QCommandLineOption model{QStringLiteral("model"),
+                             QStringLiteral("a TorchScript model to open instead of a scenario"),
                              QStringLiteral("FILE.pt")};
-    QCommandLineOption inputShape{QStringLiteral("input-shape"),
-                                  QStringLiteral("the model's synthetic input shape, batch first (without it, a dialog asks)"),
-                                  QStringLiteral("8x3x64x64")};
-    QCommandLineOption loss{QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"), QStringLiteral("LOSS"),
-                            QStringLiteral("cross-entropy")};
+    QCommandLineOption inputShape{
+        QStringLiteral("input-shape"),
+        QStringLiteral("the model's synthetic input shape, batch first (without it, a dialog asks)"),
+        QStringLiteral("8x3x64x64")};
+    QCommandLineOption loss{QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"),
+                            QStringLiteral("LOSS"), QStringLiteral("cross-entropy")};
 
     void setUp(QCommandLineParser &parser) const
     {
-        parser.setApplicationDescription(QStringLiteral(
-            "Find where, when and why NaN and Inf appear in training.\n"
-            "Headless: nanscope scenarios | run | inspect | bench | gui-bench (each with --help)"));
+        parser.setApplicationDescription(
+            QStringLiteral("Find where, when and why NaN and Inf appear in training.\n"
+                           "Headless: nanscope scenarios | run | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
         parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt]"), QStringLiteral("the same as --model FILE.pt"));
@@ -98,10 +101,13 @@ int runGui(int argc, char **argv)
         return 2;
     };
     if (!nanscope::findScenario(parser.value(options.scenario).toStdString()))
-        return fail(QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(options.scenario)));
-    const QString modelFile = parser.isSet(options.model) ? parser.value(options.model) : parser.positionalArguments().value(0);
+        return fail(
+            QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(options.scenario)));
+    const QString modelFile =
+        parser.isSet(options.model) ? parser.value(options.model) : parser.positionalArguments().value(0);
     std::optional<std::vector<std::int64_t>> shape;
-    if (parser.isSet(options.inputShape) && !(shape = nanscope::parseInputShape(parser.value(options.inputShape).toStdString())))
+    if (parser.isSet(options.inputShape) &&
+        !(shape = nanscope::parseInputShape(parser.value(options.inputShape).toStdString())))
         return fail(QStringLiteral("--input-shape wants positive integers separated by x, the batch first: 8x3x64x64"));
     if (!nanscope::isKnownLoss(parser.value(options.loss).toStdString()))
         return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));

@@ -51,12 +51,8 @@ int peakHeadroomLayer(const StepRecord &r, const std::vector<Layer> &layers)
 
 Json originJson(const Origin &o)
 {
-    return Json{{"step", o.step},
-                {"phase", phaseName(o.phase)},
-                {"layer", o.layerPath},
-                {"op", textOrNull(o.op)},
-                {"produced", o.produced},
-                {"explanation", o.explanation}};
+    return Json{{"step", o.step},         {"phase", phaseName(o.phase)}, {"layer", o.layerPath},
+                {"op", textOrNull(o.op)}, {"produced", o.produced},      {"explanation", o.explanation}};
 }
 
 std::string fmt(double v)
@@ -77,9 +73,9 @@ void RunPrinter::runStarted(int, const std::vector<Layer> &layers, const RunConf
     const int steps = stepsToRun(config);
     every_ = std::max(1, steps / 20);
     if (!json_)
-        out_ << (config.usesModelFile() ? "model " + config.modelPath : "scenario " + config.scenario) << ", " << layers.size() << " layers, " << steps << " steps, seed "
-             << config.seed << ", device " << config.device << ", "
-             << precisionLabel(controls.precision, config.device) << '\n';
+        out_ << (config.usesModelFile() ? "model " + config.modelPath : "scenario " + config.scenario) << ", "
+             << layers.size() << " layers, " << steps << " steps, seed " << config.seed << ", device " << config.device
+             << ", " << precisionLabel(controls.precision, config.device) << '\n';
 }
 
 void RunPrinter::stepRecorded(const StepRecordPtr &r)
@@ -184,14 +180,17 @@ void RunPrinter::printSummaryJson(const RunSummary &s)
 
 void RunPrinter::printSummaryText(const RunSummary &s)
 {
-    out_ << "\n== report ==\n" << "steps run: " << s.stepsRun << ", precision " << s.precision << '\n';
+    out_ << "\n== report ==\n"
+         << "steps run: " << s.stepsRun << ", precision " << s.precision << '\n';
     if (s.firstNonFiniteStep < 0) {
         out_ << "no non-finite value in any step\n";
     } else {
         out_ << "first non-finite step: " << s.firstNonFiniteStep << '\n'
              << "origin: phase " << phaseName(s.origin.phase) << ", layer '" << s.origin.layerPath << "', op "
              << (s.origin.op.empty() ? "(not named)" : s.origin.op) << ", "
-             << (s.origin.phase == Phase::Input ? "in the data" : s.origin.produced ? "produced there" : "passed on")
+             << (s.origin.phase == Phase::Input ? "in the data"
+                 : s.origin.produced            ? "produced there"
+                                                : "passed on")
              << '\n'
              << "  " << s.origin.explanation << '\n'
              << "non-finite steps: " << s.nonFiniteSteps << '\n'

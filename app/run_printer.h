@@ -14,7 +14,9 @@ class RunPrinter final : public RunObserver {
 public:
     // With `stopAtPause`, a pause on a non-finite step stops the run (nobody is there to decide).
     RunPrinter(std::ostream &out, bool json, RunSource &source, bool stopAtPause)
-        : out_(out), json_(json), source_(source), stopAtPause_(stopAtPause) {}
+        : out_(out), json_(json), source_(source), stopAtPause_(stopAtPause)
+    {
+    }
 
     void runStarted(int, const std::vector<Layer> &layers, const RunConfig &config) override;
     void stepRecorded(const StepRecordPtr &r) override;

@@ -24,13 +24,27 @@ inline QString healthDiff(const TensorHealth &host, const TensorHealth &device)
     if (host.present != device.present || host.numel != device.numel || host.nan != device.nan ||
         host.posInf != device.posInf || host.negInf != device.negInf)
         return QString("counts: host %1/%2/%3/%4 of %5, device %6/%7/%8/%9 of %10")
-            .arg(host.present).arg(host.nan).arg(host.posInf).arg(host.negInf).arg(host.numel)
-            .arg(device.present).arg(device.nan).arg(device.posInf).arg(device.negInf).arg(device.numel);
+            .arg(host.present)
+            .arg(host.nan)
+            .arg(host.posInf)
+            .arg(host.negInf)
+            .arg(host.numel)
+            .arg(device.present)
+            .arg(device.nan)
+            .arg(device.posInf)
+            .arg(device.negInf)
+            .arg(device.numel);
     if (!closeOrBothNan(host.min, device.min) || !closeOrBothNan(host.max, device.max) ||
         !closeOrBothNan(host.absMax, device.absMax) || !closeOrBothNan(host.finiteL2, device.finiteL2))
         return QString("values: host min %1 max %2 absmax %3 l2 %4, device %5 %6 %7 %8")
-            .arg(host.min).arg(host.max).arg(host.absMax).arg(host.finiteL2)
-            .arg(device.min).arg(device.max).arg(device.absMax).arg(device.finiteL2);
+            .arg(host.min)
+            .arg(host.max)
+            .arg(host.absMax)
+            .arg(host.finiteL2)
+            .arg(device.min)
+            .arg(device.max)
+            .arg(device.absMax)
+            .arg(device.finiteL2);
     return {};
 }
 

@@ -16,8 +16,12 @@ inline const QString kDash(QChar(0x2014));
 // A root, two instances of Linear (fc1, fc2), a BatchNorm and a block with a nested conv.
 inline std::vector<Layer> sampleLayers()
 {
-    return {{0, "", "Net", -1},          {1, "fc1", "Linear", 0},         {2, "bn1", "BatchNorm1d", 0},
-            {3, "block", "Sequential", 0}, {4, "block.conv", "Conv1d", 3}, {5, "fc2", "Linear", 0}};
+    return {{0, "", "Net", -1},
+            {1, "fc1", "Linear", 0},
+            {2, "bn1", "BatchNorm1d", 0},
+            {3, "block", "Sequential", 0},
+            {4, "block.conv", "Conv1d", 3},
+            {5, "fc2", "Linear", 0}};
 }
 
 inline TensorHealth healthy(double absMax = 1.5, std::int64_t numel = 4096)
@@ -45,8 +49,16 @@ struct Step {
         r.step = step;
         r.layers.assign(6, LayerHealth{healthy(), healthy(0.5), healthy(), healthy(), true});
     }
-    Step &forward(int id, const TensorHealth &h) { r.layers[id].forward = h; return *this; }
-    Step &grad(int id, const TensorHealth &h) { r.layers[id].grad = h; return *this; }
+    Step &forward(int id, const TensorHealth &h)
+    {
+        r.layers[id].forward = h;
+        return *this;
+    }
+    Step &grad(int id, const TensorHealth &h)
+    {
+        r.layers[id].grad = h;
+        return *this;
+    }
     Step &producedBy(int id)
     {
         r.origin = Origin{r.step, Phase::Forward, id, "", "", "", true, ""};

@@ -154,7 +154,8 @@ struct Cnn {
     jit::Module conv(int in, int out, int k, int stride)
     {
         jit::Module m = convType.deepcopy();
-        m.register_parameter("weight", (torch::randn({out, in, k, k}) * std::sqrt(2.0 / (in * k * k))).requires_grad_(), false);
+        m.register_parameter("weight", (torch::randn({out, in, k, k}) * std::sqrt(2.0 / (in * k * k))).requires_grad_(),
+                             false);
         m.setattr("stride", stride);
         m.setattr("padding", k / 2);
         return m;

@@ -114,7 +114,8 @@ void TestCli::nonFiniteNumbersAreStrings()
         if (first.isEmpty() && j[QLatin1String("type")] == QLatin1String("step"))
             first = j;
     QVERIFY(first[QLatin1String("loss")].isString());
-    QVERIFY(QStringList({QStringLiteral("NaN"), QStringLiteral("Infinity")}).contains(first[QLatin1String("loss")].toString()));
+    QVERIFY(QStringList({QStringLiteral("NaN"), QStringLiteral("Infinity")})
+                .contains(first[QLatin1String("loss")].toString()));
 }
 
 void TestCli::runJsonReportsLossScaling()
@@ -156,7 +157,8 @@ void TestCli::textReportLabelsEmulatedFp16()
     QVERIFY(o.out.contains(QLatin1String("scale 65536")));
     QVERIFY(o.out.contains(QLatin1String(
         "fp16 (emulated on CPU) gradients overflowed at loss scale 32768: update skipped, scale now 16384")));
-    QVERIFY(o.out.contains(QLatin1String("loss scaling: 2 steps skipped for overflowing gradients, final scale 16384")));
+    QVERIFY(
+        o.out.contains(QLatin1String("loss scaling: 2 steps skipped for overflowing gradients, final scale 16384")));
 }
 
 void TestCli::precisionFlagChangesTheRun_data()
@@ -166,9 +168,12 @@ void TestCli::precisionFlagChangesTheRun_data()
     QTest::addColumn<double>("firstScale");
     QTest::addColumn<int>("skipped");
     QTest::addColumn<bool>("finalFinite");
-    QTest::addRow("fp32") << QStringList{QStringLiteral("--precision"), QStringLiteral("fp32")} << "fp32" << 1.0 << 0 << true;
-    QTest::addRow("bf16") << QStringList{QStringLiteral("--precision"), QStringLiteral("bf16")} << "bf16" << 1.0 << 0 << true;
-    QTest::addRow("bf16, --flag=value") << QStringList{QStringLiteral("--precision=bf16")} << "bf16" << 1.0 << 0 << true;
+    QTest::addRow("fp32") << QStringList{QStringLiteral("--precision"), QStringLiteral("fp32")} << "fp32" << 1.0 << 0
+                          << true;
+    QTest::addRow("bf16") << QStringList{QStringLiteral("--precision"), QStringLiteral("bf16")} << "bf16" << 1.0 << 0
+                          << true;
+    QTest::addRow("bf16, --flag=value") << QStringList{QStringLiteral("--precision=bf16")} << "bf16" << 1.0 << 0
+                                        << true;
     QTest::addRow("low scale") << QStringList{QStringLiteral("--loss-scale"), QStringLiteral("0.25")}
                                << "fp16 (emulated on CPU)" << 0.25 << 1 << true;  // steps 0, 1 fit; 2 does not
     QTest::addRow("default scale") << QStringList{} << "fp16 (emulated on CPU)" << 65536.0 << 3 << true;
@@ -184,8 +189,10 @@ void TestCli::precisionFlagChangesTheRun()
     QFETCH(double, firstScale);
     QFETCH(int, skipped);
     QFETCH(bool, finalFinite);
-    const Output o = run(QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("fp16-overflow"),
-                                     QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--json")} + flags);
+    const Output o =
+        run(QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("fp16-overflow"),
+                        QStringLiteral("--steps"), QStringLiteral("3"), QStringLiteral("--json")} +
+            flags);
     QCOMPARE(o.code, 0);
     QJsonObject first, summary;
     for (const QJsonObject &j : o.objects) {
@@ -214,48 +221,60 @@ void TestCli::badArguments_data()
         return a;
     };
     QTest::addRow("no scenario") << QStringList{QStringLiteral("run")} << QStringLiteral("needs --scenario") << 2;
-    QTest::addRow("unknown scenario") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("nope")}
+    QTest::addRow("unknown scenario") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"),
+                                                     QStringLiteral("nope")}
                                       << QStringLiteral("unknown scenario 'nope'") << 2;
     QTest::addRow("bad steps") << logZero({"--steps", "ten"}) << QStringLiteral("--steps expects an integer") << 2;
     QTest::addRow("bad lr") << logZero({"--lr", "nan"}) << QStringLiteral("--lr expects a finite number") << 2;
-    QTest::addRow("bad recovery") << logZero({"--recovery", "some"}) << QStringLiteral("--recovery is none, skip or full") << 2;
+    QTest::addRow("bad recovery") << logZero({"--recovery", "some"})
+                                  << QStringLiteral("--recovery is none, skip or full") << 2;
     QTest::addRow("missing value") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario")}
                                    << QStringLiteral("--scenario needs a value") << 2;
-    QTest::addRow("bad precision") << logZero({"--precision", "fp8"}) << QStringLiteral("--precision is fp32, fp16 or bf16") << 2;
-    QTest::addRow("bad loss scale") << logZero({"--loss-scale", "-4"}) << QStringLiteral("--loss-scale must be positive or 'off'")
-                                    << 2;
-    QTest::addRow("bad device") << logZero({"--device", "tpu"}) << QStringLiteral("--device is cpu or cuda, got 'tpu'") << 2;
+    QTest::addRow("bad precision") << logZero({"--precision", "fp8"})
+                                   << QStringLiteral("--precision is fp32, fp16 or bf16") << 2;
+    QTest::addRow("bad loss scale") << logZero({"--loss-scale", "-4"})
+                                    << QStringLiteral("--loss-scale must be positive or 'off'") << 2;
+    QTest::addRow("bad device") << logZero({"--device", "tpu"}) << QStringLiteral("--device is cpu or cuda, got 'tpu'")
+                                << 2;
     QTest::addRow("unknown flag") << logZero({"--fast"}) << QStringLiteral("run: unknown argument '--fast'") << 2;
     QTest::addRow("stray word") << logZero({"fast"}) << QStringLiteral("run: unknown argument 'fast'") << 2;
     QTest::addRow("flag with a value") << logZero({"--json=no"}) << QStringLiteral("--json takes no value") << 2;
-    QTest::addRow("save without model") << logZero({"--save", "out.pt"}) << QStringLiteral("--save writes a TorchScript model")
-                                        << 2;
+    QTest::addRow("save without model") << logZero({"--save", "out.pt"})
+                                        << QStringLiteral("--save writes a TorchScript model") << 2;
     QTest::addRow("scenarios takes no options") << QStringList{QStringLiteral("scenarios"), QStringLiteral("--all")}
                                                 << QStringLiteral("scenarios: unknown argument '--all'") << 2;
-    QTest::addRow("no sub-command") << QStringList{QStringLiteral("train")} << QStringLiteral("expected a sub-command") << 2;
-    QTest::addRow("unknown bench model") << QStringList{QStringLiteral("bench"), QStringLiteral("--only"), QStringLiteral("vgg")}
+    QTest::addRow("no sub-command") << QStringList{QStringLiteral("train")} << QStringLiteral("expected a sub-command")
+                                    << 2;
+    QTest::addRow("unknown bench model") << QStringList{QStringLiteral("bench"), QStringLiteral("--only"),
+                                                        QStringLiteral("vgg")}
                                          << QStringLiteral("unknown benchmark model 'vgg'") << 2;
-    QTest::addRow("bad bench rounds") << QStringList{QStringLiteral("bench"), QStringLiteral("--rounds"), QStringLiteral("0")}
+    QTest::addRow("bad bench rounds") << QStringList{QStringLiteral("bench"), QStringLiteral("--rounds"),
+                                                     QStringLiteral("0")}
                                       << QStringLiteral("--rounds expects an integer >= 1, got '0'") << 2;
     // --only picks a built-in model: the --model form of bench has no such option.
-    QTest::addRow("bench model with --only") << QStringList{QStringLiteral("bench"), QStringLiteral("--model"), QStringLiteral("m.pt"),
-                                                            QStringLiteral("--only"), QStringLiteral("cnn")}
-                                             << QStringLiteral("bench: unknown argument '--only'") << 2;
+    QTest::addRow("bench model with --only")
+        << QStringList{QStringLiteral("bench"), QStringLiteral("--model"), QStringLiteral("m.pt"),
+                       QStringLiteral("--only"), QStringLiteral("cnn")}
+        << QStringLiteral("bench: unknown argument '--only'") << 2;
     // Arguments are refused before the file is opened, so no file is needed here.
-    QTest::addRow("inspect bad seed") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"), QStringLiteral("--seed"),
-                                                     QStringLiteral("x")}
+    QTest::addRow("inspect bad seed") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"),
+                                                     QStringLiteral("--seed"), QStringLiteral("x")}
                                       << QStringLiteral("--seed expects an integer >= 0, got 'x'") << 2;
-    QTest::addRow("inspect two files") << QStringList{QStringLiteral("inspect"), QStringLiteral("a.pt"), QStringLiteral("b.pt")}
+    QTest::addRow("inspect two files") << QStringList{QStringLiteral("inspect"), QStringLiteral("a.pt"),
+                                                      QStringLiteral("b.pt")}
                                        << QStringLiteral("inspect: unknown argument 'b.pt'") << 2;
-    QTest::addRow("inspect bad shape") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"), QStringLiteral("--input-shape"),
-                                                      QStringLiteral("8x0")}
-                                       << QStringLiteral("--input-shape expects positive sizes like 8x3x64x64, got '8x0'") << 2;
-    QTest::addRow("inspect saves nothing") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"), QStringLiteral("--save"),
-                                                          QStringLiteral("out.pt")}
+    QTest::addRow("inspect bad shape") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"),
+                                                      QStringLiteral("--input-shape"), QStringLiteral("8x0")}
+                                       << QStringLiteral(
+                                              "--input-shape expects positive sizes like 8x3x64x64, got '8x0'")
+                                       << 2;
+    QTest::addRow("inspect saves nothing") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"),
+                                                          QStringLiteral("--save"), QStringLiteral("out.pt")}
                                            << QStringLiteral("inspect changes nothing, so it saves nothing") << 2;
     // The run starts, then BatchNorm refuses a batch of one in training mode: a run error.
-    QTest::addRow("batch of one") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("bn-constant"),
-                                                 QStringLiteral("--batch"), QStringLiteral("1")}
+    QTest::addRow("batch of one") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"),
+                                                 QStringLiteral("bn-constant"), QStringLiteral("--batch"),
+                                                 QStringLiteral("1")}
                                   << QStringLiteral("more than 1 value per channel") << 1;
 }
 
@@ -277,16 +296,19 @@ void TestCli::helpPrintsTheSynopsis_data()
     QTest::addRow("scenarios") << QStringList{QStringLiteral("scenarios"), QStringLiteral("--help")}
                                << QStringLiteral("usage: nanscope scenarios");
     // --help wins over anything wrong next to it: the user is asking how to write it.
-    QTest::addRow("run") << QStringList{QStringLiteral("run"), QStringLiteral("--steps"), QStringLiteral("ten"), QStringLiteral("-h")}
+    QTest::addRow("run") << QStringList{QStringLiteral("run"), QStringLiteral("--steps"), QStringLiteral("ten"),
+                                        QStringLiteral("-h")}
                          << QStringLiteral("usage: nanscope run --scenario ID");
     QTest::addRow("inspect") << QStringList{QStringLiteral("inspect"), QStringLiteral("--help")}
                              << QStringLiteral("usage: nanscope inspect FILE.pt");
     QTest::addRow("bench") << QStringList{QStringLiteral("bench"), QStringLiteral("--help")}
                            << QStringLiteral("usage: nanscope bench [--rounds N]");
-    QTest::addRow("bench --model") << QStringList{QStringLiteral("bench"), QStringLiteral("--model"), QStringLiteral("m.pt"),
-                                                  QStringLiteral("--only"), QStringLiteral("vgg"), QStringLiteral("--help")}
+    QTest::addRow("bench --model") << QStringList{QStringLiteral("bench"), QStringLiteral("--model"),
+                                                  QStringLiteral("m.pt"),  QStringLiteral("--only"),
+                                                  QStringLiteral("vgg"),   QStringLiteral("--help")}
                                    << QStringLiteral("usage: nanscope bench [--rounds N]");
-    QTest::addRow("missing value") << QStringList{QStringLiteral("inspect"), QStringLiteral("--help"), QStringLiteral("--seed")}
+    QTest::addRow("missing value") << QStringList{QStringLiteral("inspect"), QStringLiteral("--help"),
+                                                  QStringLiteral("--seed")}
                                    << QStringLiteral("usage: nanscope inspect FILE.pt");
 }
 
@@ -307,8 +329,9 @@ void TestCli::executableRunsHeadless()
     env.remove(QStringLiteral("DISPLAY"));
     env.remove(QStringLiteral("QT_QPA_PLATFORM"));
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(NANSCOPE_EXE), {QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("sqrt-backward"),
-                                           QStringLiteral("--steps"), QStringLiteral("3")});
+    p.start(QStringLiteral(NANSCOPE_EXE),
+            {QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("sqrt-backward"),
+             QStringLiteral("--steps"), QStringLiteral("3")});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     const QString out = QString::fromUtf8(p.readAllStandardOutput());

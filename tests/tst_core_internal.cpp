@@ -76,7 +76,8 @@ void TestCoreInternal::health_data()
     const std::pair<const char *, at::ScalarType> types[] = {
         {"float", at::kFloat}, {"double", at::kDouble}, {"half", at::kHalf}, {"bfloat16", at::kBFloat16}};
     for (const auto &[name, t] : types) {
-        QTest::addRow("%s all-nan", name) << t << "all-nan" << qint64(37) << qint64(0) << qint64(0) << double(NAN) << double(NAN);
+        QTest::addRow("%s all-nan", name)
+            << t << "all-nan" << qint64(37) << qint64(0) << qint64(0) << double(NAN) << double(NAN);
         QTest::addRow("%s mixed-inf", name) << t << "mixed-inf" << qint64(1) << qint64(2) << qint64(3) << -2.0 << 4.0;
         QTest::addRow("%s finite", name) << t << "finite" << qint64(0) << qint64(0) << qint64(0) << -2.0 << 4.0;
     }

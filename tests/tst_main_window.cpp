@@ -87,7 +87,8 @@ void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 {
     MainWindow w;
     QAbstractItemModelTester treeTester(w.layerModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QAbstractItemModelTester proxyTester(w.layerView()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxyTester(w.layerView()->model(),
+                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
     QAbstractItemModelTester logTester(w.eventModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     w.show();
     QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
@@ -101,8 +102,10 @@ void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
     QVERIFY(w.originText().contains(QLatin1String("aten::addmm")));
 
     // The map: one column a step, one row a layer; fc2 at step 8 is outlined and coloured.
-    const int fc2 = w.layerModel()->layerAt(w.layerModel()->match(w.layerModel()->index(0, 0), Qt::DisplayRole,
-                                                                  QStringLiteral("fc2"), 1, Qt::MatchRecursive).value(0));
+    const int fc2 = w.layerModel()->layerAt(
+        w.layerModel()
+            ->match(w.layerModel()->index(0, 0), Qt::DisplayRole, QStringLiteral("fc2"), 1, Qt::MatchRecursive)
+            .value(0));
     QVERIFY(fc2 > 0);
     QCOMPARE(w.nanMap()->columnCount(), 20);
     QCOMPARE(w.nanMap()->rowCount(), int(w.controller().layers().size()));
@@ -240,7 +243,8 @@ void TestMainWindow::clickingAMapCellSelectsLayerAndStep()
     QCOMPARE(hitColumn, column);
     QTest::mouseClick(plot, Qt::LeftButton, {}, at);
     QCOMPARE(w.plots()->cursorStep(), 12);
-    const QModelIndex current = qobject_cast<QSortFilterProxyModel *>(w.layerView()->model())->mapToSource(w.layerView()->currentIndex());
+    const QModelIndex current =
+        qobject_cast<QSortFilterProxyModel *>(w.layerView()->model())->mapToSource(w.layerView()->currentIndex());
     QCOMPARE(w.layerModel()->layerAt(current), layer);
     QVERIFY(w.nanMap()->describeCell(layer, column).contains(QLatin1String("step 12")));
 }

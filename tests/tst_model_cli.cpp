@@ -143,12 +143,18 @@ void TestModelCli::badFile_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("expected");
-    QTest::addRow("missing") << "missing" << "no such file";
-    QTest::addRow("empty") << "empty" << "the file is empty";
-    QTest::addRow("truncated") << "truncated" << "truncated or corrupt";
-    QTest::addRow("not-zip") << "not-zip" << "not a TorchScript file";
-    QTest::addRow("random") << "random" << "not a TorchScript file";
-    QTest::addRow("newer-version") << "newer-version" << "newer PyTorch";
+    QTest::addRow("missing") << "missing"
+                             << "no such file";
+    QTest::addRow("empty") << "empty"
+                           << "the file is empty";
+    QTest::addRow("truncated") << "truncated"
+                               << "truncated or corrupt";
+    QTest::addRow("not-zip") << "not-zip"
+                             << "not a TorchScript file";
+    QTest::addRow("random") << "random"
+                            << "not a TorchScript file";
+    QTest::addRow("newer-version") << "newer-version"
+                                   << "newer PyTorch";
 }
 
 void TestModelCli::badFile()
@@ -180,7 +186,8 @@ void TestModelCli::wrongShapeSaysWhatWasExpected()
     QVERIFY(!o.err.contains("Traceback"));
     const Output none = run({"inspect", model("nested")});
     QCOMPARE(none.code, 1);
-    QVERIFY2(none.err.contains("try --input-shape 8x4 (from the first weighted layer 'stem' (Linear), which takes 4 features)"),
+    QVERIFY2(none.err.contains(
+                 "try --input-shape 8x4 (from the first weighted layer 'stem' (Linear), which takes 4 features)"),
              qPrintable(none.err));
     const Output pair = run({"inspect", model("two-inputs"), "--input-shape", "8x4"});
     QCOMPARE(pair.code, 1);
@@ -234,8 +241,8 @@ void TestModelCli::runTrainsAndSaves()
 
 void TestModelCli::runWithRecoveryOnForwardNan()
 {
-    const Output o = run({"run", "--model", model("forward-nan"), "--input-shape", "8x4", "--steps", "3",
-                          "--recovery", "full", "--json"});
+    const Output o = run({"run", "--model", model("forward-nan"), "--input-shape", "8x4", "--steps", "3", "--recovery",
+                          "full", "--json"});
     QVERIFY2(o.code == 0, qPrintable(o.err));
     const QJsonObject summary = o.objects.last();
     QCOMPARE(summary.value("first_nonfinite_step").toInt(), 0);
@@ -246,8 +253,8 @@ void TestModelCli::runWithRecoveryOnForwardNan()
 
 void TestModelCli::runInEmulatedFp16()
 {
-    const Output o = run({"run", "--model", model("nested"), "--input-shape", "8x4", "--steps", "6", "--precision",
-                          "fp16", "--json"});
+    const Output o = run(
+        {"run", "--model", model("nested"), "--input-shape", "8x4", "--steps", "6", "--precision", "fp16", "--json"});
     QVERIFY2(o.code == 0, qPrintable(o.err));
     const QJsonObject summary = o.objects.last();
     QCOMPARE(summary.value("precision").toString(), QStringLiteral("fp16 (emulated on CPU)"));

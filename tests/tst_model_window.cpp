@@ -106,7 +106,8 @@ void TestModelWindow::droppedModelTrainsUnderItsOwnPaths()
                                                        QStringLiteral("logp"), 1, Qt::MatchRecursive);
     QCOMPARE(logp.size(), 1);
     const int layer = w.layerModel()->layerAt(logp.first());
-    QCOMPARE(w.layerModel()->indexForLayer(layer, LayerTreeModel::StatusColumn).data().toString(), QStringLiteral("produced"));
+    QCOMPARE(w.layerModel()->indexForLayer(layer, LayerTreeModel::StatusColumn).data().toString(),
+             QStringLiteral("produced"));
     QCOMPARE(w.nanMap()->columnCount(), 6);
     int originLayer = -1, originStep = -1;
     QVERIFY(w.nanMap()->originOutlined(&originLayer, &originStep));

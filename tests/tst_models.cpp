@@ -34,12 +34,18 @@ private Q_SLOTS:
         QTest::addColumn<QString>("type");
         QTest::addColumn<int>("parentId");
         QTest::addColumn<int>("row");
-        QTest::addRow("root is named by its type") << 0 << "Net" << "Net" << -1 << 0;
-        QTest::addRow("fc1") << 1 << "fc1" << "Linear" << 0 << 0;
-        QTest::addRow("bn1") << 2 << "bn1" << "BatchNorm1d" << 0 << 1;
-        QTest::addRow("block") << 3 << "block" << "Sequential" << 0 << 2;
-        QTest::addRow("nested conv shows its last path part") << 4 << "conv" << "Conv1d" << 3 << 0;
-        QTest::addRow("second Linear") << 5 << "fc2" << "Linear" << 0 << 3;
+        QTest::addRow("root is named by its type") << 0 << "Net"
+                                                   << "Net" << -1 << 0;
+        QTest::addRow("fc1") << 1 << "fc1"
+                             << "Linear" << 0 << 0;
+        QTest::addRow("bn1") << 2 << "bn1"
+                             << "BatchNorm1d" << 0 << 1;
+        QTest::addRow("block") << 3 << "block"
+                               << "Sequential" << 0 << 2;
+        QTest::addRow("nested conv shows its last path part") << 4 << "conv"
+                                                              << "Conv1d" << 3 << 0;
+        QTest::addRow("second Linear") << 5 << "fc2"
+                                       << "Linear" << 0 << 3;
     }
     void treeFollowsTheModuleHierarchy()
     {
@@ -75,12 +81,25 @@ private Q_SLOTS:
         QTest::addColumn<QString>("forward");
         QTest::addColumn<QString>("gradient");
         const char *ok = "finite, |max| 0.5";
-        QTest::addRow("root passes fc1's NaN on") << 0 << "passed on" << "3" << "4096 NaN / 4096" << ok;
-        QTest::addRow("fc1 produced it") << 1 << "produced" << "3" << "4096 NaN / 4096" << ok;
-        QTest::addRow("bn1 passed it on") << 2 << "passed on" << "3" << "12 NaN / 4096" << ok;
-        QTest::addRow("block stays clean") << 3 << "clean" << "" << "finite, |max| 1.5" << ok;
-        QTest::addRow("nested conv stays clean") << 4 << "clean" << "" << "finite, |max| 1.5" << ok;
-        QTest::addRow("fc2 later, in its gradient") << 5 << "passed on" << "4" << "finite, |max| 1.5" << "2 NaN / 4096";
+        QTest::addRow("root passes fc1's NaN on") << 0 << "passed on"
+                                                  << "3"
+                                                  << "4096 NaN / 4096" << ok;
+        QTest::addRow("fc1 produced it") << 1 << "produced"
+                                         << "3"
+                                         << "4096 NaN / 4096" << ok;
+        QTest::addRow("bn1 passed it on") << 2 << "passed on"
+                                          << "3"
+                                          << "12 NaN / 4096" << ok;
+        QTest::addRow("block stays clean") << 3 << "clean"
+                                           << ""
+                                           << "finite, |max| 1.5" << ok;
+        QTest::addRow("nested conv stays clean") << 4 << "clean"
+                                                 << ""
+                                                 << "finite, |max| 1.5" << ok;
+        QTest::addRow("fc2 later, in its gradient") << 5 << "passed on"
+                                                    << "4"
+                                                    << "finite, |max| 1.5"
+                                                    << "2 NaN / 4096";
     }
     void statusesAfterAProducedNaN()
     {
@@ -93,8 +112,10 @@ private Q_SLOTS:
         QAbstractItemModelTester tester(&model, QtTestMode);
         model.setLayers(sampleLayers());
         model.addRecords({Step(1), Step(2)});
-        model.addRecords({Step(3).forward(1, withNaN(4096)).forward(2, withNaN(12)).forward(0, withNaN(4096)).producedBy(1)});
-        model.addRecords({Step(4).forward(1, withNaN(4096)).forward(2, withNaN(12)).forward(0, withNaN(4096)).grad(5, withNaN(2))});
+        model.addRecords(
+            {Step(3).forward(1, withNaN(4096)).forward(2, withNaN(12)).forward(0, withNaN(4096)).producedBy(1)});
+        model.addRecords(
+            {Step(4).forward(1, withNaN(4096)).forward(2, withNaN(12)).forward(0, withNaN(4096)).grad(5, withNaN(2))});
         QCOMPARE(cell(model, id, Tree::StatusColumn), status);
         QCOMPARE(cell(model, id, Tree::FirstNonFiniteColumn), firstStep);
         QCOMPARE(cell(model, id, Tree::ForwardColumn), forward);
@@ -230,9 +251,12 @@ private Q_SLOTS:
         QTest::addColumn<Qt::SortOrder>("order");
         QTest::addColumn<QStringList>("children");  // of the root, in the proxy's order
         // As text "10" < "2" < "9" and "4096 NaN" < "100 NaN"; the SortRole gives numbers.
-        QTest::addRow("first step, earliest first") << int(Tree::FirstNonFiniteColumn) << Qt::AscendingOrder << list("fc1,fc2,bn1,block");
-        QTest::addRow("forward, most non-finite first") << int(Tree::ForwardColumn) << Qt::DescendingOrder << list("fc1,bn1,fc2,block");
-        QTest::addRow("status, producer first") << int(Tree::StatusColumn) << Qt::DescendingOrder << list("fc1,bn1,fc2,block");
+        QTest::addRow("first step, earliest first")
+            << int(Tree::FirstNonFiniteColumn) << Qt::AscendingOrder << list("fc1,fc2,bn1,block");
+        QTest::addRow("forward, most non-finite first")
+            << int(Tree::ForwardColumn) << Qt::DescendingOrder << list("fc1,bn1,fc2,block");
+        QTest::addRow("status, producer first")
+            << int(Tree::StatusColumn) << Qt::DescendingOrder << list("fc1,bn1,fc2,block");
     }
     void proxySortsNumerically()
     {
@@ -246,7 +270,8 @@ private Q_SLOTS:
         QAbstractItemModelTester proxyTester(proxy.get(), QtTestMode);
         model.setLayers(sampleLayers());
         proxy->sort(column, order);  // before the data: the live update re-sorts
-        model.addRecords({Step(2).forward(1, withNaN(4096)).producedBy(1), Step(9).forward(1, withNaN(4096)).forward(5, withNaN(10)),
+        model.addRecords({Step(2).forward(1, withNaN(4096)).producedBy(1),
+                          Step(9).forward(1, withNaN(4096)).forward(5, withNaN(10)),
                           Step(10).forward(1, withNaN(4096)).forward(5, withNaN(10)).forward(2, withNaN(100))});
         const QModelIndex root = proxy->index(0, 0);
         QStringList names;
@@ -330,8 +355,8 @@ private Q_SLOTS:
     {
         Log model;
         QAbstractItemModelTester tester(&model, QtTestMode);
-        model.append({Event{EventKind::FirstNonFinite, 8, 4, "NaN born in block.conv"}, Event{EventKind::Info, -1, 0, "run"},
-                      Event{EventKind::Paused, 9, -1, "paused"}});
+        model.append({Event{EventKind::FirstNonFinite, 8, 4, "NaN born in block.conv"},
+                      Event{EventKind::Info, -1, 0, "run"}, Event{EventKind::Paused, 9, -1, "paused"}});
         QCOMPARE(model.index(0, Log::LayerColumn).data().toString(), u"#4"_s);  // layers not known yet
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.setLayers(sampleLayers());

@@ -36,15 +36,29 @@ void TestScenarios::origins_data()
     QTest::addColumn<QString>("layer");
     QTest::addColumn<QString>("op");
     QTest::addColumn<bool>("produced");
-    QTest::addRow("large-lr-mse") << "large-lr-mse" << 8 << "forward" << "fc2" << "aten::addmm" << true;
-    QTest::addRow("nan-input") << "nan-input" << 0 << "input" << "" << "" << true;
-    QTest::addRow("log-zero") << "log-zero" << 0 << "loss" << "" << "aten::log" << true;
-    QTest::addRow("bn-constant") << "bn-constant" << 0 << "forward" << "bn" << "aten::native_batch_norm" << true;
-    QTest::addRow("sqrt-backward") << "sqrt-backward" << 0 << "backward" << "norm" << "SqrtBackward0" << true;
-    QTest::addRow("exploding-deep") << "exploding-deep" << 0 << "forward" << "fc28" << "aten::addmm" << true;
+    QTest::addRow("large-lr-mse") << "large-lr-mse" << 8 << "forward"
+                                  << "fc2"
+                                  << "aten::addmm" << true;
+    QTest::addRow("nan-input") << "nan-input" << 0 << "input"
+                               << ""
+                               << "" << true;
+    QTest::addRow("log-zero") << "log-zero" << 0 << "loss"
+                              << ""
+                              << "aten::log" << true;
+    QTest::addRow("bn-constant") << "bn-constant" << 0 << "forward"
+                                 << "bn"
+                                 << "aten::native_batch_norm" << true;
+    QTest::addRow("sqrt-backward") << "sqrt-backward" << 0 << "backward"
+                                   << "norm"
+                                   << "SqrtBackward0" << true;
+    QTest::addRow("exploding-deep") << "exploding-deep" << 0 << "forward"
+                                    << "fc28"
+                                    << "aten::addmm" << true;
     // fp16 emulated on the CPU: the scaled gradient (6000 x 65536) cannot be fp16 on its way back
     // through the head's half output, so the first Inf is born in backward, in that cast.
-    QTest::addRow("fp16-overflow") << "fp16-overflow" << 0 << "backward" << "head" << "ToCopyBackward0" << true;
+    QTest::addRow("fp16-overflow") << "fp16-overflow" << 0 << "backward"
+                                   << "head"
+                                   << "ToCopyBackward0" << true;
 }
 
 void TestScenarios::origins()
@@ -255,7 +269,8 @@ void TestScenarios::unknownScenarioIsRefused()
 {
     RunConfig config;
     config.scenario = "no-such-scenario";
-    QCOMPARE(QString::fromStdString(invalidRunConfigReason(config)), QStringLiteral("unknown scenario 'no-such-scenario'"));
+    QCOMPARE(QString::fromStdString(invalidRunConfigReason(config)),
+             QStringLiteral("unknown scenario 'no-such-scenario'"));
     QVERIFY(!findScenario("no-such-scenario"));
     Session session;
     std::string error;

@@ -24,8 +24,7 @@ struct LrChanger final : RunObserver {
     }
 };
 
-template <typename Pred>
-bool waitFor(Pred pred, int ms = 30000)
+template <typename Pred> bool waitFor(Pred pred, int ms = 30000)
 {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (!pred()) {

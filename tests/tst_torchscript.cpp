@@ -108,12 +108,18 @@ void TestTorchScript::badFile_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("expected");
-    QTest::addRow("missing") << "missing" << "no such file";
-    QTest::addRow("empty") << "empty" << "the file is empty";
-    QTest::addRow("truncated") << "truncated" << "truncated or corrupt";
-    QTest::addRow("not-zip") << "not-zip" << "not a TorchScript file";
-    QTest::addRow("random") << "random" << "not a TorchScript file";
-    QTest::addRow("newer-version") << "newer-version" << "written by a newer PyTorch";
+    QTest::addRow("missing") << "missing"
+                             << "no such file";
+    QTest::addRow("empty") << "empty"
+                           << "the file is empty";
+    QTest::addRow("truncated") << "truncated"
+                               << "truncated or corrupt";
+    QTest::addRow("not-zip") << "not-zip"
+                             << "not a TorchScript file";
+    QTest::addRow("random") << "random"
+                            << "not a TorchScript file";
+    QTest::addRow("newer-version") << "newer-version"
+                                   << "written by a newer PyTorch";
 }
 
 void TestTorchScript::badFile()
@@ -155,9 +161,10 @@ void TestTorchScript::layerTableIsNamedModules()
     std::vector<std::string> paths;
     for (const Layer &l : m.layers())
         paths.push_back(l.path);
-    const std::vector<std::string> expected = {"", "stem", "gate", "blocks", "blocks.b0", "blocks.b0.fc1",
-                                               "blocks.b0.act", "blocks.b0.fc2", "blocks.b1", "blocks.b1.fc1",
-                                               "blocks.b1.act", "blocks.b1.fc2", "head"};
+    const std::vector<std::string> expected = {"",          "stem",          "gate",          "blocks",
+                                               "blocks.b0", "blocks.b0.fc1", "blocks.b0.act", "blocks.b0.fc2",
+                                               "blocks.b1", "blocks.b1.fc1", "blocks.b1.act", "blocks.b1.fc2",
+                                               "head"};
     QCOMPARE(paths, expected);
     QCOMPARE(m.layers()[layerId(m, "blocks.b1.fc2")].type, std::string("Linear"));
     QCOMPARE(m.layers()[layerId(m, "blocks.b1")].type, std::string("Block"));
@@ -219,9 +226,12 @@ void TestTorchScript::instrumentedEqualsOriginal_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("shape");
-    QTest::addRow("nested") << "nested" << "5x4";
-    QTest::addRow("nested [5,3,4]") << "nested" << "5x3x4";  // linear's output is a view, rewritten in place
-    QTest::addRow("cnn") << "cnn" << "2x3x16x16";
+    QTest::addRow("nested") << "nested"
+                            << "5x4";
+    QTest::addRow("nested [5,3,4]") << "nested"
+                                    << "5x3x4";  // linear's output is a view, rewritten in place
+    QTest::addRow("cnn") << "cnn"
+                         << "2x3x16x16";
 }
 
 void TestTorchScript::instrumentedEqualsOriginal()
@@ -301,10 +311,14 @@ void TestTorchScript::devicePathAgreesWithHostScan_data()
 {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("shape");
-    QTest::addRow("nested [6,5,4]") << "nested" << "6x5x4";  // gradients read through a view's base
-    QTest::addRow("cnn") << "cnn" << "2x3x16x16";
-    QTest::addRow("forward-nan") << "forward-nan" << "8x4";
-    QTest::addRow("backward-nan") << "backward-nan" << "8x4";
+    QTest::addRow("nested [6,5,4]") << "nested"
+                                    << "6x5x4";  // gradients read through a view's base
+    QTest::addRow("cnn") << "cnn"
+                         << "2x3x16x16";
+    QTest::addRow("forward-nan") << "forward-nan"
+                                 << "8x4";
+    QTest::addRow("backward-nan") << "backward-nan"
+                                  << "8x4";
 }
 
 void TestTorchScript::devicePathAgreesWithHostScan()

@@ -35,8 +35,7 @@ QColor eventKindColor(EventKind kind)
 }
 
 EventLogModel::EventLogModel(int capacity, QObject *parent)
-    : QAbstractTableModel(parent)
-    , capacity_(std::max(1, capacity))
+    : QAbstractTableModel(parent), capacity_(std::max(1, capacity))
 {
 }
 

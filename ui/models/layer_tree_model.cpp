@@ -23,7 +23,7 @@ QString layerStatusName(LayerStatus status)
 QColor layerStatusColor(LayerStatus status)
 {
     switch (status) {
-    case LayerStatus::Clean: return QColor(0x2e, 0x7d, 0x32);     // green
+    case LayerStatus::Clean: return QColor(0x2e, 0x7d, 0x32);  // green
     case LayerStatus::PassedOn: return QColor(0xef, 0x6c, 0x00);  // orange
     case LayerStatus::Produced: return QColor(0xc6, 0x28, 0x28);  // red
     }
@@ -55,8 +55,8 @@ namespace {
 bool sameShown(const TensorHealth &a, const TensorHealth &b)
 {
     const bool sameMax = a.absMax == b.absMax || (std::isnan(a.absMax) && std::isnan(b.absMax));
-    return a.present == b.present && a.numel == b.numel && a.nan == b.nan && a.posInf == b.posInf
-        && a.negInf == b.negInf && sameMax;
+    return a.present == b.present && a.numel == b.numel && a.nan == b.nan && a.posInf == b.posInf &&
+           a.negInf == b.negInf && sameMax;
 }
 
 QIcon statusIcon(LayerStatus status)
@@ -87,8 +87,8 @@ LayerStatus LayerTreeModel::Node::status() const
 }
 
 LayerTreeModel::LayerTreeModel(QObject *parent)
-    : QAbstractItemModel(parent)
-    , icons_{statusIcon(LayerStatus::Clean), statusIcon(LayerStatus::PassedOn), statusIcon(LayerStatus::Produced)}
+    : QAbstractItemModel(parent), icons_{statusIcon(LayerStatus::Clean), statusIcon(LayerStatus::PassedOn),
+                                         statusIcon(LayerStatus::Produced)}
 {
 }
 
@@ -154,7 +154,8 @@ void LayerTreeModel::addRecords(const QVector<StepRecordPtr> &records)
         for (std::size_t i = 0; i < nodes_.size(); ++i) {
             const int id = nodes_[i].layer.id;
             // StepRecord::layers is indexed by Layer::id.
-            const LayerHealth *health = id >= 0 && std::size_t(id) < record->layers.size() ? &record->layers[id] : nullptr;
+            const LayerHealth *health =
+                id >= 0 && std::size_t(id) < record->layers.size() ? &record->layers[id] : nullptr;
             if (apply(nodes_[i], *record, health))
                 changed[i] = true;
         }
@@ -247,7 +248,8 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
     if (role == Qt::DisplayRole || (role == SortRole && (column == NameColumn || column == TypeColumn))) {
         switch (column) {
         case NameColumn:  // the root module has no name of its own: its type names it
-            return path.isEmpty() ? (type.isEmpty() ? QStringLiteral("(root)") : type) : path.section(QLatin1Char('.'), -1);
+            return path.isEmpty() ? (type.isEmpty() ? QStringLiteral("(root)") : type)
+                                  : path.section(QLatin1Char('.'), -1);
         case TypeColumn: return type;
         case StatusColumn: return layerStatusName(status);
         case ForwardColumn: return healthSummary(n.forward);

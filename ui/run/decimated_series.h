@@ -11,9 +11,9 @@ namespace nanscope {
 struct SeriesBucket {
     int firstStep = 0;
     int lastStep = 0;
-    int count = 0;           // values folded into this bucket
+    int count = 0;  // values folded into this bucket
     int finiteCount = 0;
-    double min = 0.0;        // over the finite values (meaningless when finiteCount == 0)
+    double min = 0.0;  // over the finite values (meaningless when finiteCount == 0)
     double max = 0.0;
     int firstNonFiniteStep = -1;  // -1: every value was finite
     double firstNonFiniteValue = 0.0;

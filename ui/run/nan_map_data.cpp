@@ -121,8 +121,8 @@ const MapCell &NanMapData::cell(MapKind kind, int column, int layer) const
 int NanMapData::columnOfStep(int step) const
 {
     // Steps only grow within a run (a retried step repeats its number), so columns are sorted.
-    auto it = std::lower_bound(columns_.begin(), columns_.end(), step,
-                               [](const Column &c, int s) { return c.lastStep < s; });
+    auto it =
+        std::lower_bound(columns_.begin(), columns_.end(), step, [](const Column &c, int s) { return c.lastStep < s; });
     if (it == columns_.end() || it->firstStep > step)
         return -1;
     return int(it - columns_.begin());

@@ -21,12 +21,12 @@ const char *mapKindName(MapKind kind);
 
 struct MapCell {
     bool present = false;  // something was observed (a layer with no parameters has none)
-    int step = -1;         // the step these counts come from
+    int step = -1;  // the step these counts come from
     std::int64_t numel = 0;
     std::int64_t nan = 0;
     std::int64_t posInf = 0;
     std::int64_t negInf = 0;
-    double absMax = 0.0;   // the largest finite magnitude over every step the cell covers
+    double absMax = 0.0;  // the largest finite magnitude over every step the cell covers
 
     std::int64_t nonFinite() const { return nan + posInf + negInf; }
     double fraction() const { return numel > 0 ? double(nonFinite()) / double(numel) : 0.0; }

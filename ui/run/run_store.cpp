@@ -5,8 +5,7 @@ namespace nanscope {
 RunStore::RunStore(std::size_t seriesCapacity, std::size_t mapCapacity)
     : series_{DecimatedSeries(seriesCapacity), DecimatedSeries(seriesCapacity), DecimatedSeries(seriesCapacity),
               DecimatedSeries(seriesCapacity), DecimatedSeries(seriesCapacity)},
-      skipped_(seriesCapacity),
-      map_(mapCapacity)
+      skipped_(seriesCapacity), map_(mapCapacity)
 {
 }
 

@@ -7,7 +7,10 @@
 
 namespace nanscope {
 
-StepTable::StepTable() { file_ = std::tmpfile(); }
+StepTable::StepTable()
+{
+    file_ = std::tmpfile();
+}
 
 StepTable::~StepTable()
 {

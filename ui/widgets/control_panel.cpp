@@ -76,7 +76,9 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     precision_ = new QComboBox;
     for (const Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
         precision_->addItem(QString(), int(p));
-    precision_->setItemData(1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"), Qt::ToolTipRole);
+    precision_->setItemData(
+        1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"),
+        Qt::ToolTipRole);
     labelPrecisions();
     liveForm->addRow(tr("Learning rate"), lr_);
     liveForm->addRow(clipOn_, clip_);
@@ -121,14 +123,24 @@ void ControlPanel::labelPrecisions()
     // The same words as the report and the event log: "fp16 (emulated on CPU)" on the CPU.
     const std::string device = device_->currentData().toString().toStdString();
     for (int i = 0; i < precision_->count(); ++i)
-        precision_->setItemText(i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
+        precision_->setItemText(
+            i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
 }
 
-QString ControlPanel::scenario() const { return modelSelected() ? QString() : scenario_->currentData().toString(); }
+QString ControlPanel::scenario() const
+{
+    return modelSelected() ? QString() : scenario_->currentData().toString();
+}
 
-bool ControlPanel::modelSelected() const { return scenario_->currentData().toString() == kModelEntry; }
+bool ControlPanel::modelSelected() const
+{
+    return scenario_->currentData().toString() == kModelEntry;
+}
 
-QString ControlPanel::runName() const { return modelSelected() ? QFileInfo(modelPath_).completeBaseName() : scenario(); }
+QString ControlPanel::runName() const
+{
+    return modelSelected() ? QFileInfo(modelPath_).completeBaseName() : scenario();
+}
 
 void ControlPanel::setModel(const QString &path, const ModelInputChoice &input)
 {
@@ -157,7 +169,10 @@ void ControlPanel::selectScenario(const QString &id)
         scenario_->setCurrentIndex(i);
 }
 
-void ControlPanel::setSteps(int steps) { steps_->setValue(steps); }
+void ControlPanel::setSteps(int steps)
+{
+    steps_->setValue(steps);
+}
 
 Controls ControlPanel::controls() const
 {

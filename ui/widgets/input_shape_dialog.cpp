@@ -27,7 +27,8 @@ QWidget *fileRow(QLineEdit *edit, const QString &title, QWidget *parent)
     layout->addWidget(edit, 1);
     layout->addWidget(browse);
     QObject::connect(browse, &QPushButton::clicked, edit, [edit, title, parent] {
-        const QString path = QFileDialog::getOpenFileName(parent, title, edit->text(), QObject::tr("Tensors (*.pt *.pth);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(parent, title, edit->text(),
+                                                          QObject::tr("Tensors (*.pt *.pth);;All files (*)"));
         if (!path.isEmpty())
             edit->setText(path);
     });

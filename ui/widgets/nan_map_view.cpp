@@ -107,7 +107,10 @@ void NanMapView::refresh(const RunStore &store)
     redraw();
 }
 
-void NanMapView::setKind(MapKind kind) { kindBox_->setCurrentIndex(kindBox_->findData(int(kind))); }
+void NanMapView::setKind(MapKind kind)
+{
+    kindBox_->setCurrentIndex(kindBox_->findData(int(kind)));
+}
 
 void NanMapView::setLayerTicks()
 {
@@ -165,8 +168,14 @@ void NanMapView::redraw()
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int NanMapView::columnCount() const { return store_ ? store_->map().columnCount() : 0; }
-int NanMapView::rowCount() const { return store_ ? store_->map().layerCount() : 0; }
+int NanMapView::columnCount() const
+{
+    return store_ ? store_->map().columnCount() : 0;
+}
+int NanMapView::rowCount() const
+{
+    return store_ ? store_->map().layerCount() : 0;
+}
 
 double NanMapView::shownValue(int layer, int step) const
 {
@@ -204,9 +213,10 @@ QString NanMapView::describeCell(int layer, int column) const
     const MapCell &cell = data.cell(kind_, column, layer);
     const Layer &l = store_->layers()[std::size_t(layer)];
     const QString path = l.path.empty() ? tr("(model)") : QString::fromStdString(l.path);
-    const QString steps = data.firstStep(column) == data.lastStep(column)
-                              ? tr("step %1").arg(data.firstStep(column))
-                              : tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
+    const QString steps =
+        data.firstStep(column) == data.lastStep(column)
+            ? tr("step %1").arg(data.firstStep(column))
+            : tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
     if (!cell.present)
         return tr("%1, %2\n%3: nothing observed").arg(path, steps, tr(mapKindName(kind_)));
     if (kind_ == MapKind::Fp16Headroom)

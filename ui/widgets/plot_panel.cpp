@@ -51,7 +51,8 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
             plot->yAxis->ticker()->setTickCount(std::clamp(plot->axisRect()->height() / 30, 2, 5));
         });
         connect(plots_[i], &QCustomPlot::mouseWheel, this, [this] { followRun_ = false; });
-        connect(plots_[i], &QCustomPlot::mousePress, this, [this](QMouseEvent *e) { pressPos_ = e->position().toPoint(); });
+        connect(plots_[i], &QCustomPlot::mousePress, this,
+                [this](QMouseEvent *e) { pressPos_ = e->position().toPoint(); });
         connect(plots_[i], &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
             if ((e->buttons() & Qt::LeftButton) && (e->position().toPoint() - pressPos_).manhattanLength() > 3)
                 followRun_ = false;
@@ -229,7 +230,10 @@ void PlotPanel::replotAll()
         p->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int PlotPanel::skippedMarkerCount() const { return skipped_->dataCount(); }
+int PlotPanel::skippedMarkerCount() const
+{
+    return skipped_->dataCount();
+}
 
 bool PlotPanel::exportPng(const QString &path, QString *error)
 {

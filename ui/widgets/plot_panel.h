@@ -1,7 +1,7 @@
 #pragma once
 // The loss, gradient-norm (before and after clipping), learning-rate and (once a run scales its
-// loss) loss-scale plots on one shared step axis: zoom and pan with the mouse (double-click fits again), a log-scale toggle, a vertical line
-// labelled with each control change, and a cursor at the selected step.
+// loss) loss-scale plots on one shared step axis: zoom and pan with the mouse (double-click fits again), a log-scale
+// toggle, a vertical line labelled with each control change, and a cursor at the selected step.
 #include "widgets/plot_series.h"
 
 #include <QWidget>

@@ -74,7 +74,8 @@ void fitValueAxis(QCustomPlot *plot)
         if (graph->valueAxis() != plot->yAxis)
             continue;
         bool found = false;
-        const QCP::SignDomain domain = plot->yAxis->scaleType() == QCPAxis::stLogarithmic ? QCP::sdPositive : QCP::sdBoth;
+        const QCP::SignDomain domain =
+            plot->yAxis->scaleType() == QCPAxis::stLogarithmic ? QCP::sdPositive : QCP::sdBoth;
         const QCPRange r = graph->data()->valueRange(found, domain);
         if (!found)
             continue;
@@ -107,7 +108,13 @@ void setPlotFontSize(QCustomPlot *plot, double pointSize)
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int finitePointCount(const QCustomPlot *plot) { return plot->graph(0)->dataCount(); }
-int nonFiniteMarkerCount(const QCustomPlot *plot) { return plot->graph(1)->dataCount(); }
+int finitePointCount(const QCustomPlot *plot)
+{
+    return plot->graph(0)->dataCount();
+}
+int nonFiniteMarkerCount(const QCustomPlot *plot)
+{
+    return plot->graph(1)->dataCount();
+}
 
 }  // namespace nanscope

@@ -37,7 +37,8 @@ std::vector<Layer> benchLayers(int count)
 {
     std::vector<Layer> layers{{0, "", "BenchModel", -1}};
     for (int i = 1; i < count; ++i)
-        layers.push_back({i, "block" + std::to_string((i - 1) / 3) + ".layer" + std::to_string((i - 1) % 3), "Linear", 0});
+        layers.push_back(
+            {i, "block" + std::to_string((i - 1) / 3) + ".layer" + std::to_string((i - 1) % 3), "Linear", 0});
     return layers;
 }
 
@@ -90,14 +91,19 @@ double percentile(std::vector<double> v, double p)
 int runGuiBench(const QStringList &args)
 {
     QCommandLineParser parser;
-    QCommandLineOption rate(QStringLiteral("rate"), QStringLiteral("paced steps/s for the latency phase"), QStringLiteral("N"), QStringLiteral("5000"));
-    QCommandLineOption seconds(QStringLiteral("seconds"), QStringLiteral("length of the latency phase"), QStringLiteral("S"), QStringLiteral("10"));
-    QCommandLineOption steps(QStringLiteral("steps"), QStringLiteral("total steps, for the memory phase"), QStringLiteral("N"), QStringLiteral("1000000"));
-    QCommandLineOption fastRate(QStringLiteral("fast-rate"), QStringLiteral("paced steps/s after the latency phase"), QStringLiteral("N"), QStringLiteral("50000"));
-    QCommandLineOption layers(QStringLiteral("layers"), QStringLiteral("layers a record carries"), QStringLiteral("N"), QStringLiteral("13"));
+    QCommandLineOption rate(QStringLiteral("rate"), QStringLiteral("paced steps/s for the latency phase"),
+                            QStringLiteral("N"), QStringLiteral("5000"));
+    QCommandLineOption seconds(QStringLiteral("seconds"), QStringLiteral("length of the latency phase"),
+                               QStringLiteral("S"), QStringLiteral("10"));
+    QCommandLineOption steps(QStringLiteral("steps"), QStringLiteral("total steps, for the memory phase"),
+                             QStringLiteral("N"), QStringLiteral("1000000"));
+    QCommandLineOption fastRate(QStringLiteral("fast-rate"), QStringLiteral("paced steps/s after the latency phase"),
+                                QStringLiteral("N"), QStringLiteral("50000"));
+    QCommandLineOption layers(QStringLiteral("layers"), QStringLiteral("layers a record carries"), QStringLiteral("N"),
+                              QStringLiteral("13"));
     parser.addOptions({rate, seconds, steps, fastRate, layers});
-    parser.setApplicationDescription(QStringLiteral(
-        "nanscope gui-bench: feeds the window (offscreen) synthetic records and measures its event loop's latency and memory"));
+    parser.setApplicationDescription(QStringLiteral("nanscope gui-bench: feeds the window (offscreen) synthetic "
+                                                    "records and measures its event loop's latency and memory"));
     const QCommandLineOption help = parser.addHelpOption();
     if (!parser.parse(args)) {
         std::fprintf(stderr, "nanscope gui-bench: %s\n", qPrintable(parser.errorText()));
@@ -111,7 +117,9 @@ int runGuiBench(const QStringList &args)
     const int total = parser.value(steps).toInt(), layerCount = parser.value(layers).toInt();
     const double slowSeconds = parser.value(seconds).toDouble();
     if (slowRate <= 0 || fast <= 0 || total <= 0 || layerCount < 2 || slowSeconds <= 0) {
-        std::fprintf(stderr, "nanscope gui-bench: --rate, --fast-rate, --steps and --seconds must be positive, --layers at least 2\n");
+        std::fprintf(
+            stderr,
+            "nanscope gui-bench: --rate, --fast-rate, --steps and --seconds must be positive, --layers at least 2\n");
         return 2;
     }
 
@@ -130,7 +138,8 @@ int runGuiBench(const QStringList &args)
     std::thread producer([&] {
         const auto start = Clock::now();
         for (int step = 0; step < total && producing; ++step) {
-            const double at = step < slowSteps ? step / double(slowRate) : slowSeconds + (step - slowSteps) / double(fast);
+            const double at =
+                step < slowSteps ? step / double(slowRate) : slowSeconds + (step - slowSteps) / double(fast);
             std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
             feed.pushStep(benchRecord(run, step, layerCount));
             produced = step + 1;
@@ -146,10 +155,13 @@ int runGuiBench(const QStringList &args)
     std::thread probe([&] {
         while (probing) {
             const auto posted = Clock::now();
-            QMetaObject::invokeMethod(&window, [&latencies, &slowPhase, posted] {
-                if (slowPhase)
-                    latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - posted).count());
-            }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                &window,
+                [&latencies, &slowPhase, posted] {
+                    if (slowPhase)
+                        latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - posted).count());
+                },
+                Qt::QueuedConnection);
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
     });
@@ -184,12 +196,14 @@ int runGuiBench(const QStringList &args)
     producer.join();
     QCoreApplication::processEvents();
 
-    std::printf("gui-bench: %d layers a record, the real window (%s platform)\n", layerCount, qPrintable(QGuiApplication::platformName()));
-    std::printf("latency phase: %d steps at %d steps/s in %.2f s: event-loop latency p50 %.2f ms, p99 %.2f ms, max %.2f ms "
-                "(%zu probes); %d view updates (%.1f a second)\n",
-                slowSteps, slowRate, slowWall, percentile(latencies, 0.5), percentile(latencies, 0.99),
-                latencies.empty() ? 0.0 : *std::max_element(latencies.begin(), latencies.end()), latencies.size(),
-                slowDeliveries, slowWall > 0 ? slowDeliveries / slowWall : 0.0);
+    std::printf("gui-bench: %d layers a record, the real window (%s platform)\n", layerCount,
+                qPrintable(QGuiApplication::platformName()));
+    std::printf(
+        "latency phase: %d steps at %d steps/s in %.2f s: event-loop latency p50 %.2f ms, p99 %.2f ms, max %.2f ms "
+        "(%zu probes); %d view updates (%.1f a second)\n",
+        slowSteps, slowRate, slowWall, percentile(latencies, 0.5), percentile(latencies, 0.99),
+        latencies.empty() ? 0.0 : *std::max_element(latencies.begin(), latencies.end()), latencies.size(),
+        slowDeliveries, slowWall > 0 ? slowDeliveries / slowWall : 0.0);
     std::printf("memory phase: %d steps in all (then %d steps/s); resident memory:", int(window.recordsShown()), fast);
     for (const Checkpoint &c : memory)
         std::printf(" %d steps %.1f MiB (backlog %d);", c.steps, c.mib, c.backlog);

@@ -77,12 +77,14 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     connect(&controller_, &SessionController::runCompleted, this, &MainWindow::onFinished);
     connect(controls_, &ControlPanel::controlsEdited, this, [this](const Controls &c) { controller_.setControls(c); });
     connect(controls_, &ControlPanel::scenarioChanged, this, &MainWindow::showLesson);
-    connect(modelOpener_, &ModelOpener::chosen, this, [this](const QString &path, const ModelInputChoice &input, const QString &note) {
-        modelGuessNote_ = note;
-        controls_->setModel(path, input);
-        statusBar()->showMessage(tr("Opened %1: press Start to train it").arg(path), 8000);
-    });
-    connect(modelOpener_, &ModelOpener::failed, this, [this](const QString &message) { warn(tr("Cannot open the model"), message); });
+    connect(modelOpener_, &ModelOpener::chosen, this,
+            [this](const QString &path, const ModelInputChoice &input, const QString &note) {
+                modelGuessNote_ = note;
+                controls_->setModel(path, input);
+                statusBar()->showMessage(tr("Opened %1: press Start to train it").arg(path), 8000);
+            });
+    connect(modelOpener_, &ModelOpener::failed, this,
+            [this](const QString &message) { warn(tr("Cannot open the model"), message); });
     connect(map_, &NanMapView::cellClicked, this, [this](int layer, int step) {
         selectLayer(layer);
         selectStep(step);
@@ -164,7 +166,10 @@ void MainWindow::buildDocks()
     dock(this, tr("Event log"), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
 }
 
-void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }
+void MainWindow::selectScenario(const QString &id)
+{
+    controls_->selectScenario(id);
+}
 
 void MainWindow::showLesson()
 {
@@ -173,7 +178,10 @@ void MainWindow::showLesson()
     else
         lesson_->showLesson(controls_->scenario());
 }
-void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
+void MainWindow::setSteps(int steps)
+{
+    controls_->setSteps(steps);
+}
 
 bool MainWindow::startRun()
 {
@@ -284,7 +292,8 @@ void MainWindow::updateStatus()
 
 QString MainWindow::statusText() const
 {
-    return QStringList{stateLabel_->text(), stepLabel_->text(), rateLabel_->text(), deviceLabel_->text()}.join(QStringLiteral(" · "));
+    return QStringList{stateLabel_->text(), stepLabel_->text(), rateLabel_->text(), deviceLabel_->text()}.join(
+        QStringLiteral(" · "));
 }
 
 void MainWindow::selectLayer(int layer)
@@ -297,7 +306,10 @@ void MainWindow::selectLayer(int layer)
     layerView_->scrollTo(index);
 }
 
-void MainWindow::selectStep(int step) { plots_->setCursorStep(step); }
+void MainWindow::selectStep(int step)
+{
+    plots_->setCursorStep(step);
+}
 
 void MainWindow::setPresentationMode(bool on)
 {
@@ -327,8 +339,14 @@ void MainWindow::warn(const QString &title, const QString &message)
     box->open();
 }
 
-QCustomPlot *MainWindow::lossPlot() const { return plots_->lossPlot(); }
-QString MainWindow::originText() const { return origin_->text(); }
+QCustomPlot *MainWindow::lossPlot() const
+{
+    return plots_->lossPlot();
+}
+QString MainWindow::originText() const
+{
+    return origin_->text();
+}
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {

@@ -25,7 +25,8 @@ void MainWindow::buildActions()
         auto *a = new QAction(text, this);
         a->setObjectName(name);
         a->setShortcut(key);
-        a->setToolTip(QStringLiteral("%1 (%2)").arg(QString(text).remove(QLatin1Char('&')), key.toString(QKeySequence::NativeText)));
+        a->setToolTip(QStringLiteral("%1 (%2)").arg(QString(text).remove(QLatin1Char('&')),
+                                                    key.toString(QKeySequence::NativeText)));
         connect(a, &QAction::triggered, this, slot);
         return a;
     };
@@ -41,11 +42,13 @@ void MainWindow::buildActions()
         origin_->decided();
     });
     QAction *stop = make(QStringLiteral("stop"), tr("St&op"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&c] { c.stop(); });
-    QAction *reset = make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
-    QAction *rollback = make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &c] {
-        c.requestRollback();
-        origin_->decided();
-    });
+    QAction *reset =
+        make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
+    QAction *rollback =
+        make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &c] {
+            c.requestRollback();
+            origin_->decided();
+        });
     QToolBar *bar = addToolBar(tr("Run"));
     bar->setObjectName(QStringLiteral("runToolBar"));
     QMenu *run = menuBar()->addMenu(tr("&Run"));
@@ -56,12 +59,15 @@ void MainWindow::buildActions()
 
     QMenu *file = menuBar()->addMenu(tr("&File"));
     menuBar()->insertMenu(run->menuAction(), file);
-    file->addAction(make(QStringLiteral("openModel"), tr("&Open model…"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
+    file->addAction(
+        make(QStringLiteral("openModel"), tr("&Open model…"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
     file->addSeparator();
-    file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(), [this] { exportDialog(QStringLiteral("png")); }));
-    file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(), [this] { exportDialog(QStringLiteral("pdf")); }));
-    file->addAction(make(QStringLiteral("exportCsv"), tr("Export step data as &CSV…"), QKeySequence(Qt::CTRL | Qt::Key_E),
-                         [this] { exportDialog(QStringLiteral("csv")); }));
+    file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(),
+                         [this] { exportDialog(QStringLiteral("png")); }));
+    file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(),
+                         [this] { exportDialog(QStringLiteral("pdf")); }));
+    file->addAction(make(QStringLiteral("exportCsv"), tr("Export step data as &CSV…"),
+                         QKeySequence(Qt::CTRL | Qt::Key_E), [this] { exportDialog(QStringLiteral("csv")); }));
     file->addSeparator();
     file->addAction(make(QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); }));
 
@@ -79,9 +85,15 @@ void MainWindow::buildActions()
         view->addAction(d->toggleViewAction());
 }
 
-QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }
+QAction *MainWindow::action(const QString &objectName) const
+{
+    return findChild<QAction *>(objectName);
+}
 
-void MainWindow::openModel(const QString &path) { modelOpener_->open(path); }
+void MainWindow::openModel(const QString &path)
+{
+    modelOpener_->open(path);
+}
 
 void MainWindow::updateActions()
 {
@@ -111,7 +123,8 @@ void MainWindow::exportDialog(const QString &kind)
     const QString filter = kind == QLatin1String("csv")   ? tr("CSV files (*.csv)")
                            : kind == QLatin1String("pdf") ? tr("PDF files (*.pdf)")
                                                           : tr("PNG images (*.png)");
-    QString path = QFileDialog::getSaveFileName(this, tr("Export"), controls_->runName() + QLatin1Char('.') + kind, filter);
+    QString path =
+        QFileDialog::getSaveFileName(this, tr("Export"), controls_->runName() + QLatin1Char('.') + kind, filter);
     if (path.isEmpty())
         return;
     QString error;
@@ -137,7 +150,8 @@ void MainWindow::dropEvent(QDropEvent *event)
         return;
     event->acceptProposedAction();
     // After the drop returns: the drag source must not wait on the input dialog.
-    QMetaObject::invokeMethod(this, [this, path] { openModel(path); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, path] { openModel(path); }, Qt::QueuedConnection);
 }
 
 }  // namespace nanscope

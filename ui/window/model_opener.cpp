@@ -43,8 +43,8 @@ QString modelPathIn(const QMimeData *mime)
     if (!url.isLocalFile())
         return {};
     const QString path = url.toLocalFile();
-    static const QStringList suffixes{QStringLiteral("pt"), QStringLiteral("pth"), QStringLiteral("ts"), QStringLiteral("zip"),
-                                      QStringLiteral("ptl")};
+    static const QStringList suffixes{QStringLiteral("pt"), QStringLiteral("pth"), QStringLiteral("ts"),
+                                      QStringLiteral("zip"), QStringLiteral("ptl")};
     return suffixes.contains(QFileInfo(path).suffix().toLower()) ? path : QString();
 }
 
@@ -52,7 +52,9 @@ QString describeModelInput(const ModelInputChoice &input)
 {
     QString data = input.shape.empty()
                        ? QObject::tr("inputs %1").arg(QFileInfo(input.inputsPath).fileName()) +
-                             (input.targetsPath.isEmpty() ? QString() : QObject::tr(", targets %1").arg(QFileInfo(input.targetsPath).fileName()))
+                             (input.targetsPath.isEmpty()
+                                  ? QString()
+                                  : QObject::tr(", targets %1").arg(QFileInfo(input.targetsPath).fileName()))
                        : QObject::tr("synthetic %1").arg(QString::fromStdString(formatInputShape(input.shape)));
     return data + QStringLiteral(", ") + input.loss;
 }
@@ -64,18 +66,19 @@ QString modelPageMarkdown(const QString &path, const ModelInputChoice &input, co
     page += QObject::tr("**Inputs:** %1.").arg(describeModelInput(input));
     if (!input.shape.empty() && !guessNote.isEmpty())
         page += QObject::tr(" The suggested shape came %1.").arg(guessNote);
-    page += QObject::tr("\n\n## What NaNScope does with it\n\n"
-                        "Every module reports, at every step, the health of its output in forward and of the gradient "
-                        "flowing into that output in backward, under the dotted path `named_modules()` gives it. "
-                        "Parameters and buffers that already hold NaN or Inf when the file is loaded are reported by name "
-                        "in the event log at the start of the run.\n\n"
-                        "## What to try\n\n"
-                        "- Start with the recovery policy off and *Pause on non-finite* on: the run stops before the update "
-                        "that would spread the first NaN into the weights, and the origin panel names the layer and the op.\n"
-                        "- A layer marked *produced* had finite inputs and a non-finite output: look there first. "
-                        "*Passed on* means it only carried a value born earlier.\n"
-                        "- Lower the learning rate, turn on gradient clipping or switch the precision while paused, then "
-                        "*Retry* the same step to see whether the change fixes it.\n");
+    page += QObject::tr(
+        "\n\n## What NaNScope does with it\n\n"
+        "Every module reports, at every step, the health of its output in forward and of the gradient "
+        "flowing into that output in backward, under the dotted path `named_modules()` gives it. "
+        "Parameters and buffers that already hold NaN or Inf when the file is loaded are reported by name "
+        "in the event log at the start of the run.\n\n"
+        "## What to try\n\n"
+        "- Start with the recovery policy off and *Pause on non-finite* on: the run stops before the update "
+        "that would spread the first NaN into the weights, and the origin panel names the layer and the op.\n"
+        "- A layer marked *produced* had finite inputs and a non-finite output: look there first. "
+        "*Passed on* means it only carried a value born earlier.\n"
+        "- Lower the learning rate, turn on gradient clipping or switch the precision while paused, then "
+        "*Retry* the same step to see whether the change fixes it.\n");
     return page;
 }
 
@@ -83,8 +86,9 @@ ModelOpener::ModelOpener(QWidget *window) : QObject(window), window_(window) {}
 
 void ModelOpener::browse()
 {
-    const QString path = QFileDialog::getOpenFileName(window_, tr("Open a TorchScript model"), lastDirectory_,
-                                                      tr("TorchScript models (*.pt *.pth *.ts *.zip *.ptl);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(window_, tr("Open a TorchScript model"), lastDirectory_,
+                                     tr("TorchScript models (*.pt *.pth *.ts *.zip *.ptl);;All files (*)"));
     if (!path.isEmpty())
         open(path);
 }
@@ -104,9 +108,8 @@ void ModelOpener::open(const QString &path)
     dialog_ = new InputShapeDialog(path, check.guessedShape, check.guessNote, window_);
     dialog_->setAttribute(Qt::WA_DeleteOnClose);
     InputShapeDialog *dialog = dialog_;
-    connect(dialog, &QDialog::accepted, this, [this, dialog, path, note = check.guessNote] {
-        Q_EMIT chosen(path, dialog->choice(), note);
-    });
+    connect(dialog, &QDialog::accepted, this,
+            [this, dialog, path, note = check.guessNote] { Q_EMIT chosen(path, dialog->choice(), note); });
     connect(dialog, &QDialog::finished, this, [this, dialog] {  // before deleteLater gets to it
         if (dialog_ == dialog)
             dialog_ = nullptr;

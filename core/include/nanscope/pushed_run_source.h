@@ -37,8 +37,7 @@ public:
     void finishRun(const RunSummary &summary);
 
 private:
-    template <typename F>
-    void notify(F &&f);
+    template <typename F> void notify(F &&f);
 
     mutable std::mutex mutex_;
     std::vector<RunObserver *> observers_;

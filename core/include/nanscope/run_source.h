@@ -31,8 +31,8 @@ enum class PausedStepDecision { Continue, SkipBatch, Retry };
 
 // Which commands a source acts on. A recorded run, for one, is watched but never steered.
 struct RunCapabilities {
-    bool start = false;     // start() begins a new run from a RunConfig
-    bool steer = false;     // pause, resume, step, stop, and decisions on a paused step
+    bool start = false;  // start() begins a new run from a RunConfig
+    bool steer = false;  // pause, resume, step, stop, and decisions on a paused step
     bool controls = false;  // setControls() applies at the next step boundary
     bool rollback = false;  // requestRollback() restores a checked-finite snapshot
 
@@ -57,7 +57,7 @@ public:
     virtual void resume() = 0;
     virtual void stepOnce(int count = 1) = 0;  // while paused: run `count` steps, then pause again
     virtual void stop() = 0;
-    virtual void requestRollback() = 0;        // restore the newest checked-finite snapshot
+    virtual void requestRollback() = 0;  // restore the newest checked-finite snapshot
     virtual void decidePausedStep(PausedStepDecision decision) = 0;
     virtual void setControls(const Controls &controls) = 0;  // applied at the next step boundary
 

@@ -9,8 +9,8 @@ namespace nanscope {
 
 struct ScenarioInfo {
     std::string id;
-    std::string title;    // one line, shown by `nanscope scenarios`
-    Controls defaults;    // the controls a run of this scenario starts with
+    std::string title;  // one line, shown by `nanscope scenarios`
+    Controls defaults;  // the controls a run of this scenario starts with
     int defaultSteps = 200;
 };
 

@@ -31,15 +31,26 @@ void TensorHealth::merge(const TensorHealth &o)
 
 namespace {
 
-inline double toDouble(double v) { return v; }
-inline double toDouble(float v) { return v; }
-inline double toDouble(c10::Half v) { return static_cast<float>(v); }
-inline double toDouble(c10::BFloat16 v) { return static_cast<float>(v); }
+inline double toDouble(double v)
+{
+    return v;
+}
+inline double toDouble(float v)
+{
+    return v;
+}
+inline double toDouble(c10::Half v)
+{
+    return static_cast<float>(v);
+}
+inline double toDouble(c10::BFloat16 v)
+{
+    return static_cast<float>(v);
+}
 
 // One pass classifies each element with isfinite/isnan; comparing values (x != x) would break
 // under fast-math and reads badly.
-template <typename T>
-TensorHealth scan(const T *data, std::int64_t n, double *positiveSumSq)
+template <typename T> TensorHealth scan(const T *data, std::int64_t n, double *positiveSumSq)
 {
     TensorHealth h;
     h.present = true;
@@ -202,7 +213,8 @@ NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFiniteFloat(const std::uint32
     return anyExponentAllOnes<v8u32>(bits, n, std::uint32_t(kExponentMask));
 }
 
-NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFinite16(const std::uint16_t *bits, std::int64_t n, std::uint16_t mask)
+NANSCOPE_SIMD_CLONES("avx2", "default")
+bool anyNonFinite16(const std::uint16_t *bits, std::int64_t n, std::uint16_t mask)
 {
     return anyExponentAllOnes<v16u16>(bits, n, mask);
 }
@@ -253,16 +265,11 @@ TensorHealth computeHealth(const at::Tensor &input, double *positiveSumSq)
         t = t.contiguous();
     const std::int64_t n = t.numel();
     switch (t.scalar_type()) {
-    case at::kFloat:
-        return scanFloat(t.data_ptr<float>(), n, &positive);
-    case at::kDouble:
-        return scan(t.data_ptr<double>(), n, &positive);
-    case at::kHalf:
-        return scan(t.data_ptr<c10::Half>(), n, &positive);
-    case at::kBFloat16:
-        return scan(t.data_ptr<c10::BFloat16>(), n, &positive);
-    default:
-        return integerHealth(t);
+    case at::kFloat: return scanFloat(t.data_ptr<float>(), n, &positive);
+    case at::kDouble: return scan(t.data_ptr<double>(), n, &positive);
+    case at::kHalf: return scan(t.data_ptr<c10::Half>(), n, &positive);
+    case at::kBFloat16: return scan(t.data_ptr<c10::BFloat16>(), n, &positive);
+    default: return integerHealth(t);
     }
 }
 

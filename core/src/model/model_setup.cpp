@@ -88,11 +88,10 @@ void checkTargets(LossKind loss, const at::Tensor &out, const at::Tensor &y, std
         const std::int64_t classes = want.back();
         want.pop_back();
         if (at::isFloatingType(y.scalar_type()) || y.sizes().vec() != want)
-            throw std::invalid_argument("cross-entropy needs integer class indices of shape " + shapeText(want) +
-                                        " (the output " + shapeText(out.sizes()) +
-                                        " without its last dimension), the targets file holds " +
-                                        std::string(y.scalar_type() == at::kLong ? "" : "non-integer ") + "shape " +
-                                        shapeText(y.sizes()));
+            throw std::invalid_argument(
+                "cross-entropy needs integer class indices of shape " + shapeText(want) + " (the output " +
+                shapeText(out.sizes()) + " without its last dimension), the targets file holds " +
+                std::string(y.scalar_type() == at::kLong ? "" : "non-integer ") + "shape " + shapeText(y.sizes()));
         if (y.numel() > 0 && (y.min().item<std::int64_t>() < 0 || y.max().item<std::int64_t>() >= classes))
             throw std::invalid_argument("class indices must lie in [0, " + std::to_string(classes) +
                                         ") for an output with " + std::to_string(classes) + " classes");
@@ -212,7 +211,8 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
         s.data.x = loadTensorFile(config.inputsPath, "inputs").to(at::kFloat);
         if (s.data.x.dim() == 0 || s.data.x.size(0) == 0)
             throw std::invalid_argument("the inputs file '" + config.inputsPath + "' holds no samples");
-        s.batchSize = int(std::min<std::int64_t>(s.data.x.size(0), config.inputShape.empty() ? 32 : config.inputShape[0]));
+        s.batchSize =
+            int(std::min<std::int64_t>(s.data.x.size(0), config.inputShape.empty() ? 32 : config.inputShape[0]));
     } else if (!config.inputShape.empty()) {
         for (std::int64_t d : config.inputShape)
             if (d <= 0)
@@ -223,9 +223,9 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
         s.data.x = torch::randn(shape);
     } else {
         const InputGuess g = guessInputShape(config.modelPath);
-        throw std::invalid_argument("a model needs an input shape (such as 8x3x64x64) or a file of inputs" +
-                                    (g.shape.empty() ? std::string() : "; try the shape " + shapeText(g.shape) +
-                                                                           " (" + g.note + ")"));
+        throw std::invalid_argument(
+            "a model needs an input shape (such as 8x3x64x64) or a file of inputs" +
+            (g.shape.empty() ? std::string() : "; try the shape " + shapeText(g.shape) + " (" + g.note + ")"));
     }
     if (config.batchSize > 0)
         s.batchSize = config.batchSize;

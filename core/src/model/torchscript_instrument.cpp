@@ -16,7 +16,10 @@ namespace jit = torch::jit;
 
 const char *const kGraphOutput = "\x01output";  // the path of the graph's return: outside every module
 
-std::string join(const std::string &a, const std::string &b) { return a.empty() ? b : a + "." + b; }
+std::string join(const std::string &a, const std::string &b)
+{
+    return a.empty() ? b : a + "." + b;
+}
 
 bool within(const std::string &path, const std::string &module)
 {
@@ -109,7 +112,10 @@ std::vector<std::string> enclosing(const std::string &path)
     return out;
 }
 
-bool isTensor(const jit::Value *v) { return v->type()->kind() == c10::TypeKind::TensorType; }
+bool isTensor(const jit::Value *v)
+{
+    return v->type()->kind() == c10::TypeKind::TensorType;
+}
 
 class Instrumenter {
 public:
@@ -181,7 +187,8 @@ private:
         const jit::Node *d = def->node();
         if (d->kind() != c10::prim::Param)
             return user->isDominatedBy(d);
-        for (const jit::Block *b = user->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr)
+        for (const jit::Block *b = user->owningBlock(); b;
+             b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr)
             if (b == d->owningBlock())
                 return true;
         return false;
@@ -275,8 +282,8 @@ void collect(jit::Block *block, std::vector<jit::Node *> &out)
 
 }  // namespace
 
-InstrumentedGraph instrumentForward(const torch::jit::Module &root, const std::unordered_map<std::string, int> &layerIds,
-                                    bool roundOutputsThroughHalf)
+InstrumentedGraph instrumentForward(const torch::jit::Module &root,
+                                    const std::unordered_map<std::string, int> &layerIds, bool roundOutputsThroughHalf)
 {
     InstrumentedGraph g;
     g.graph = root.get_method("forward").graph()->copy();

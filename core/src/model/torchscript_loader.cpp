@@ -12,7 +12,10 @@ namespace nanscope {
 
 namespace {
 
-bool contains(const std::string &s, const char *part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string &s, const char *part)
+{
+    return s.find(part) != std::string::npos;
+}
 
 // The first bytes of the file: a zip archive (what torch.jit.save writes) starts with "PK\3\4".
 bool startsLikeZip(const std::string &path)
@@ -38,11 +41,13 @@ std::string explain(const std::string &path, const std::string &error)
     if (contains(error, "failed finding central directory") || contains(error, "failed reading zip archive")) {
         if (startsLikeZip(path))
             return "cannot load " + file + ": the archive is truncated or corrupt (its zip directory is missing)";
-        return "cannot load " + file + ": not a TorchScript file (TorchScript files are zip archives written by "
+        return "cannot load " + file +
+               ": not a TorchScript file (TorchScript files are zip archives written by "
                "torch.jit.save)";
     }
     if (contains(error, "constants.pkl") || contains(error, "file not found"))
-        return "cannot load " + file + ": the archive holds no TorchScript code (was it written by torch.save "
+        return "cannot load " + file +
+               ": the archive holds no TorchScript code (was it written by torch.save "
                "instead of torch.jit.save?)";
     if (contains(error, "PytorchStreamReader failed") || contains(error, "CRC") || contains(error, "zip"))
         return "cannot load " + file + ": the archive is corrupt (" + firstLine(error) + ")";

@@ -29,7 +29,10 @@ TraceState *g_state = nullptr;
 thread_local std::vector<std::string> t_backwardNodes;
 thread_local int t_opDepth = 0;  // ops nested in ops: only outermost outputs are final
 
-bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
+bool isChecked(const at::Tensor &t)
+{
+    return t.defined() && at::isFloatingType(t.scalar_type());
+}
 
 bool knownFinite(const at::Tensor &t)
 {
@@ -160,11 +163,11 @@ OpTracer::OpTracer() : d(std::make_unique<Impl>())
     g_state = &d->state;
     t_backwardNodes.clear();
     t_opDepth = 0;
-    d->handle = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(&onStart, &onEnd)
-            .needsInputs(true)
-            .needsOutputs(true)
-            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+    d->handle =
+        at::addThreadLocalCallback(at::RecordFunctionCallback(&onStart, &onEnd)
+                                       .needsInputs(true)
+                                       .needsOutputs(true)
+                                       .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }
 
 OpTracer::~OpTracer()

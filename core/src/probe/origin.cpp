@@ -81,8 +81,7 @@ std::string explainOrigin(const Origin &o, const StepRecord &r)
     std::ostringstream s;
     const std::string where = o.layerPath.empty() ? std::string("the loss") : "layer '" + o.layerPath + "'";
     switch (o.phase) {
-    case Phase::None:
-        return {};
+    case Phase::None: return {};
     case Phase::Input:
         s << "The input batch holds " << r.inputHealth.nan << " NaN, " << r.inputHealth.posInf << " +Inf and "
           << r.inputHealth.negInf << " -Inf values";
@@ -98,9 +97,7 @@ std::string explainOrigin(const Origin &o, const StepRecord &r)
         s << (o.produced ? "Layer '" + o.layerPath + "' turned finite inputs into non-finite outputs"
                          : "Layer '" + o.layerPath + "' received non-finite inputs");
         break;
-    case Phase::Loss:
-        s << "The model's outputs are finite but the loss is not";
-        break;
+    case Phase::Loss: s << "The model's outputs are finite but the loss is not"; break;
     case Phase::Backward:
         s << "The forward pass is finite; the backward pass of " << where << " made a non-finite gradient";
         break;

@@ -31,7 +31,9 @@ namespace {
 class GradientPreHook final : public torch::autograd::FunctionPreHook {
 public:
     GradientPreHook(std::function<void(const at::Tensor &)> onGrad, std::uint32_t index)
-        : onGrad_(std::move(onGrad)), index_(index) {}
+        : onGrad_(std::move(onGrad)), index_(index)
+    {
+    }
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override
     {
         if (index_ < grads.size() && grads[index_].defined())

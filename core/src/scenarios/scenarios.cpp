@@ -213,7 +213,8 @@ const std::vector<ScenarioEntry> &registry()
         {{"safe-training", "The nan-input data trained with the full recovery policy: quarantine, clip, roll back",
           makeControls(1e-3, 5.0, RecoveryPolicy::full()), 200},
          poisonedData},
-        {{"fp16-overflow", "Prices in dollars as fp16 regression targets: the loss scaler backs off, then outputs pass 65504",
+        {{"fp16-overflow",
+          "Prices in dollars as fp16 regression targets: the loss scaler backs off, then outputs pass 65504",
           makeControls(0.05, {}, {}, Precision::FP16), 100},
          fp16Overflow},
     };
@@ -273,8 +274,7 @@ at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor
         if (output.dim() > 2)  // [batch, ..., classes]: classes along the last dimension
             return F::cross_entropy(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
         return F::cross_entropy(output, target);
-    case LossKind::Mse:
-        return F::mse_loss(output, target);
+    case LossKind::Mse: return F::mse_loss(output, target);
     case LossKind::NegLogOfProbabilities: {
         // -(t * log p) with one-hot t, as written by hand: 0 * log(0) = 0 * -Inf = NaN.
         const at::Tensor oneHot = F::one_hot(target, output.size(1)).to(output.scalar_type());

@@ -14,7 +14,8 @@ std::vector<DeviceInfo> devices()
         cuda.available = true;
         cuda.description = "CUDA (" + std::to_string(n) + (n == 1 ? " device)" : " devices)");
     } else {
-        cuda.reason = "LibTorch sees no CUDA device (this LibTorch may be a CPU-only build, or no GPU or driver is present)";
+        cuda.reason =
+            "LibTorch sees no CUDA device (this LibTorch may be a CPU-only build, or no GPU or driver is present)";
     }
     out.push_back(cuda);
     return out;

@@ -83,7 +83,8 @@ void RunLoop::trainSteps()
         activeMillis_ += record->stepMillis;
         noteNonFinite(*record);
 
-        const Outcome outcome = record->nonFinite() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
+        const Outcome outcome =
+            record->nonFinite() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
         switch (outcome) {
         case Outcome::Apply:
             if (!applyAndPublish(record))
@@ -193,7 +194,8 @@ std::optional<PausedStepDecision> RunLoop::waitForDecision()
     std::unique_lock<std::mutex> lock(link_.mutex);
     link_.decisionWanted = true;
     link_.decision.reset();
-    link_.wake.wait(lock, [this] { return link_.stopRequested || link_.decision.has_value() || link_.rollbackRequested; });
+    link_.wake.wait(lock,
+                    [this] { return link_.stopRequested || link_.decision.has_value() || link_.rollbackRequested; });
     link_.decisionWanted = false;
     if (link_.stopRequested)
         return std::nullopt;

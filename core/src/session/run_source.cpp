@@ -16,8 +16,7 @@ const char *sessionStateName(SessionState s)
     return "idle";
 }
 
-template <typename F>
-void PushedRunSource::notify(F &&f)
+template <typename F> void PushedRunSource::notify(F &&f)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     for (RunObserver *o : observers_)

@@ -5,7 +5,10 @@
 
 namespace nanscope {
 
-LossScaler::LossScaler(const LossScaling &options) { reset(options); }
+LossScaler::LossScaler(const LossScaling &options)
+{
+    reset(options);
+}
 
 void LossScaler::reset(const LossScaling &options)
 {

@@ -249,9 +249,8 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
 
     if (probed) {
         rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_});
-        if (rec->origin.valid() && !opLevelDone_ && config_.opLevelOrigin &&
-            rec->origin.phase != Phase::Input && rec->origin.phase != Phase::Parameter &&
-            rec->origin.phase != Phase::Update) {
+        if (rec->origin.valid() && !opLevelDone_ && config_.opLevelOrigin && rec->origin.phase != Phase::Input &&
+            rec->origin.phase != Phase::Parameter && rec->origin.phase != Phase::Update) {
             nameOpOfOrigin(b, *rec);
             opLevelDone_ = true;
         }
@@ -354,8 +353,8 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
         ++consecutiveRollbacks_;
         if (consecutiveRollbacks_ > policy.maxRetries) {
             std::ostringstream o;
-            o << "stopped: the loss was still non-finite after " << policy.maxRetries
-              << " rollbacks in a row (lr now " << lr_ << ")";
+            o << "stopped: the loss was still non-finite after " << policy.maxRetries << " rollbacks in a row (lr now "
+              << lr_ << ")";
             stopReason = o.str();
             rec.skipped = true;
             rec.why = stopReason;

@@ -12,7 +12,10 @@
 
 namespace nanscope {
 
-std::string Trainer::precisionLabel() const { return nanscope::precisionLabel(controls_.precision, config_.device); }
+std::string Trainer::precisionLabel() const
+{
+    return nanscope::precisionLabel(controls_.precision, config_.device);
+}
 
 void Trainer::applyPrecision()
 {
@@ -43,9 +46,8 @@ void Trainer::attachHalfGradRounding()
             if (!p.requires_grad())
                 continue;
             at::Tensor param = p;
-            param.register_hook([flag = roundParamGrads_](const at::Tensor &g) {
-                return *flag ? roundThroughHalf(g) : g;
-            });
+            param.register_hook(
+                [flag = roundParamGrads_](const at::Tensor &g) { return *flag ? roundThroughHalf(g) : g; });
         }
     }
 }
@@ -89,12 +91,12 @@ bool Trainer::scalerSkipped(StepRecord &rec, std::vector<Event> &events, bool pa
         if (rec.layers[i].paramGrads.hasNonFinite())
             rec.overflowLayers.push_back(int(i));
     std::ostringstream t;
-    t << precisionLabel() << " gradients overflowed at loss scale " << o.scaleUsed
-      << ": update skipped, scale now " << o.nextScale;
+    t << precisionLabel() << " gradients overflowed at loss scale " << o.scaleUsed << ": update skipped, scale now "
+      << o.nextScale;
     rec.skipped = true;
     rec.why = t.str();
-    events.push_back({EventKind::Recovery, rec.step, rec.overflowLayers.empty() ? -1 : rec.overflowLayers.front(),
-                      rec.why});
+    events.push_back(
+        {EventKind::Recovery, rec.step, rec.overflowLayers.empty() ? -1 : rec.overflowLayers.front(), rec.why});
     prevParamsFinite_ = paramsFinite;
     ++step_;
     return true;
