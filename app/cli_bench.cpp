@@ -14,6 +14,22 @@ namespace nanscope::cli {
 
 namespace {
 
+// One line of `bench --json`; a model file's line also says what loading it cost.
+Json benchJson(const BenchResult &b, bool withLoading)
+{
+    Json j{{"type", "bench"}, {"model", b.model}, {"batch", b.batch}, {"rounds", b.rounds}};
+    if (withLoading) {
+        j["load_ms"] = jsonNumber(b.loadMs);
+        j["instrument_ms"] = jsonNumber(b.instrumentMs);
+    }
+    j["probe_off_ms"] = jsonNumber(b.probeOffMs);
+    j["full_map_ms"] = jsonNumber(b.fullMapMs);
+    j["op_level_ms"] = jsonNumber(b.opLevelMs);
+    j["full_map_ratio"] = jsonNumber(b.fullMapRatio());
+    j["op_level_ratio"] = jsonNumber(b.opLevelRatio());
+    return j;
+}
+
 int benchBuiltInModels(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     bool json = false;
@@ -36,16 +52,7 @@ int benchBuiltInModels(const std::vector<std::string> &args, std::ostream &out, 
             << "model   probe off   full map   op-level   map ratio   op ratio\n";
     for (const BenchResult &b : results) {
         if (json) {
-            out << jsonLine(Json{{"type", "bench"},
-                                 {"model", b.model},
-                                 {"batch", b.batch},
-                                 {"rounds", b.rounds},
-                                 {"probe_off_ms", jsonNumber(b.probeOffMs)},
-                                 {"full_map_ms", jsonNumber(b.fullMapMs)},
-                                 {"op_level_ms", jsonNumber(b.opLevelMs)},
-                                 {"full_map_ratio", jsonNumber(b.fullMapRatio())},
-                                 {"op_level_ratio", jsonNumber(b.opLevelRatio())}})
-                << '\n';
+            out << jsonLine(benchJson(b, false)) << '\n';
         } else {
             out << std::left << std::setw(6) << b.model << std::right << std::fixed << std::setprecision(3)
                 << std::setw(9) << b.probeOffMs << "ms" << std::setw(9) << b.fullMapMs << "ms" << std::setw(9)
@@ -75,18 +82,7 @@ int benchModelFile(const std::vector<std::string> &args, std::ostream &out, std:
         return 1;
     }
     if (json) {
-        out << jsonLine(Json{{"type", "bench"},
-                             {"model", b.model},
-                             {"batch", b.batch},
-                             {"rounds", b.rounds},
-                             {"load_ms", jsonNumber(b.loadMs)},
-                             {"instrument_ms", jsonNumber(b.instrumentMs)},
-                             {"probe_off_ms", jsonNumber(b.probeOffMs)},
-                             {"full_map_ms", jsonNumber(b.fullMapMs)},
-                             {"op_level_ms", jsonNumber(b.opLevelMs)},
-                             {"full_map_ratio", jsonNumber(b.fullMapRatio())},
-                             {"op_level_ratio", jsonNumber(b.opLevelRatio())}})
-            << '\n';
+        out << jsonLine(benchJson(b, true)) << '\n';
     } else {
         out << std::fixed << std::setprecision(2) << b.model << " (batch " << b.batch << ", " << b.rounds
             << " interleaved rounds, 1 thread)\n"
