@@ -185,7 +185,7 @@ __attribute__((always_inline)) inline bool anyExponentAllOnes(const U *p, std::i
     constexpr std::int64_t chunk = 1024;  // early exit at chunk granularity
     std::int64_t i = 0;
     while (i + lanes <= n) {
-        decltype(mask == mask) any = {};
+        decltype(mask == mask) any = {};  // NOLINT(misc-redundant-expression): the type of a lane mask
         const std::int64_t end = (i + chunk < n ? i + chunk : n) - (lanes - 1);
         for (; i < end; i += lanes) {
             V bits;

@@ -45,7 +45,7 @@ std::string forwardOpOfBackwardNode(const std::string &node)
     return op;
 }
 
-TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(std::move(module))
+TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(module)
 {
     std::unordered_map<std::string, int> ids;
     for (const auto &item : module_.named_modules()) {
