@@ -231,12 +231,11 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     preStepBuffers_ = cloneAll(buffers_);
     seedStep();
     const bool probed = probeMode_ != ProbeMode::Off;
-    StepRecord scratch;
     if (probeMode_ == ProbeMode::OpLevelEveryStep) {
         OpTracer tracer;
         runForwardBackward(b, &probe_, rec.get());
     } else {
-        runForwardBackward(b, probed ? &probe_ : nullptr, probed ? rec.get() : &scratch);
+        runForwardBackward(b, probed ? &probe_ : nullptr, rec.get());
     }
 
     // Loss and gradient norm come out of the map: no extra host read.
@@ -262,23 +261,9 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
 
 void Trainer::plainStep()
 {
-    const Batch b = nextBatch();
-    const torch::Device device(config_.device);
-    const at::Tensor x = b.x.to(device);
-    const at::Tensor y = b.y.to(device);
-    optimizer_->zero_grad();
-    at::Tensor loss;
-    {
-        AutocastScope autocast(controls_.precision, config_.device);
-        loss = computeLoss(loss_, model_->forward(x, nullptr), y);
-    }
-    if (scaling_) {  // as GradScaler does: scaled backward, unscaled gradients
-        const double scale = scaler_.scale();
-        (loss.to(at::kFloat) * scale).backward();
-        unscaleGradients(scale);
-    } else {
-        loss.backward();
-    }
+    // The forward and backward NaNScope runs unprobed (autocast and loss scaling as a user's
+    // GradScaler loop has them), then the user's own clipping and update.
+    runForwardBackward(nextBatch(), nullptr, nullptr);
     if (controls_.clipNorm)
         torch::nn::utils::clip_grad_norm_(model_->parameters(), *controls_.clipNorm);
     optimizer_->step();
@@ -293,8 +278,7 @@ void Trainer::nameOpOfOrigin(const Batch &b, StepRecord &record)
     TracedOp traced;
     {
         OpTracer tracer;
-        StepRecord scratch;
-        runForwardBackward(b, nullptr, &scratch);
+        runForwardBackward(b, nullptr, nullptr);
         traced = tracer.result();
     }
     if (traced.found) {

@@ -65,6 +65,7 @@ private:
     };
     Batch nextBatch();
     void seedStep();
+    // `record` receives the probe's map; without a probe it is not touched (may be null).
     void runForwardBackward(const Batch &b, Probe *probe, StepRecord *record);
     void nameOpOfOrigin(const Batch &b, StepRecord &record);
     // Sets up the current controls' precision: loss scaler, fp16 emulation on the CPU.
