@@ -58,8 +58,8 @@ private:
 
 // Value converters; each throws std::invalid_argument with a one-line message naming `flag`.
 int parseInt(const std::string &flag, const std::string &value, int min);
-double parseNumber(const std::string &flag, const std::string &value);  // finite
+double parseNumber(const std::string &flag, const std::string &value);                        // finite
 std::optional<double> parsePositiveOrOff(const std::string &flag, const std::string &value);  // empty: off
-std::string parseDevice(const std::string &flag, const std::string &value);  // "cpu" or "cuda"
+std::string parseDevice(const std::string &flag, const std::string &value);                   // "cpu" or "cuda"
 
 }  // namespace nanscope::cli

@@ -95,13 +95,13 @@ void TestHealthGathering::collectorDevicePathMatchesHostScan()
         tensors[1][0] = NAN;
         tensors[2][w - 1] = INFINITY;
         tensors[3][w] = -INFINITY;
-        tensors.push_back(torch::full({7}, NAN));  // nothing finite
+        tensors.push_back(torch::full({7}, NAN));       // nothing finite
         tensors.push_back(torch::randn({40, 30}).t());  // not contiguous
         tensors.push_back(torch::randn({w + 3}).to(torch::kHalf));
         tensors.push_back((torch::randn({2 * w}) * 1e30).to(torch::kBFloat16));
         tensors.push_back(torch::tensor({1e300, -1.0, double(NAN)}, torch::kDouble));  // reduced on its own
         tensors.push_back(torch::empty({0, 4}));
-        tensors.push_back(torch::arange(10));  // integers
+        tensors.push_back(torch::arange(10));         // integers
         tensors.push_back(torch::randn({1100 * w}));  // past the initial 1024 rows
         tensors.push_back(torch::randn({5}));
         std::vector<TensorHealth> healths(tensors.size() + 1);

@@ -26,7 +26,7 @@ QColor eventKindColor(EventKind kind)
     case EventKind::Error:
     case EventKind::FirstNonFinite: return QColor(0xc6, 0x28, 0x28);  // red
     case EventKind::Recovery:
-    case EventKind::Rollback: return QColor(0xef, 0x6c, 0x00);  // orange
+    case EventKind::Rollback: return QColor(0xef, 0x6c, 0x00);       // orange
     case EventKind::ControlChange: return QColor(0x15, 0x65, 0xc0);  // blue
     case EventKind::Info:
     case EventKind::Paused: break;
@@ -56,10 +56,7 @@ void EventLogModel::setLayers(const std::vector<Layer> &layers)
         Q_EMIT dataChanged(index(0, LayerColumn), index(rowCount() - 1, LayerColumn));
 }
 
-void EventLogModel::append(const Event &event)
-{
-    append(QVector<Event>{event});
-}
+void EventLogModel::append(const Event &event) { append(QVector<Event>{event}); }
 
 void EventLogModel::append(const QVector<Event> &events)
 {
@@ -82,15 +79,9 @@ void EventLogModel::append(const QVector<Event> &events)
     endInsertRows();
 }
 
-int EventLogModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(rows_.size());
-}
+int EventLogModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
 
-int EventLogModel::columnCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : ColumnCount;
-}
+int EventLogModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QString EventLogModel::layerName(int id) const
 {

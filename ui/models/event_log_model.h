@@ -26,8 +26,8 @@ public:
     enum Column { StepColumn, KindColumn, LayerColumn, MessageColumn, ColumnCount };
     enum Role {
         StepRole = Qt::UserRole + 1,  // int, -1 when the event has no step
-        LayerIdRole,  // int, -1 when the event has no layer
-        KindRole,  // int(EventKind)
+        LayerIdRole,                  // int, -1 when the event has no layer
+        KindRole,                     // int(EventKind)
     };
 
     explicit EventLogModel(int capacity = 10000, QObject *parent = nullptr);

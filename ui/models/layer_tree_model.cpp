@@ -23,7 +23,7 @@ QString layerStatusName(LayerStatus status)
 QColor layerStatusColor(LayerStatus status)
 {
     switch (status) {
-    case LayerStatus::Clean: return QColor(0x2e, 0x7d, 0x32);  // green
+    case LayerStatus::Clean: return QColor(0x2e, 0x7d, 0x32);     // green
     case LayerStatus::PassedOn: return QColor(0xef, 0x6c, 0x00);  // orange
     case LayerStatus::Produced: return QColor(0xc6, 0x28, 0x28);  // red
     }
@@ -230,10 +230,7 @@ int LayerTreeModel::rowCount(const QModelIndex &parent) const
     return int(childrenOf(parent.isValid() ? nodeOf(parent) : -1).size());
 }
 
-int LayerTreeModel::columnCount(const QModelIndex &) const
-{
-    return ColumnCount;
-}
+int LayerTreeModel::columnCount(const QModelIndex &) const { return ColumnCount; }
 
 QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
 {

@@ -62,7 +62,7 @@ private:
     struct Node {
         Layer layer;
         int parent = -1;  // node index of the enclosing layer, -1 at the top level
-        int row = 0;  // position among its siblings
+        int row = 0;      // position among its siblings
         std::vector<int> children;
         TensorHealth forward;  // from the latest record
         TensorHealth grad;
@@ -79,7 +79,7 @@ private:
     void emitChanged(const std::vector<bool> &changed);
 
     std::vector<Node> nodes_;  // in the order setLayers received them
-    std::vector<int> top_;  // nodes without a parent: normally just the root module
+    std::vector<int> top_;     // nodes without a parent: normally just the root module
     std::unordered_map<int, int> nodeOfId_;
     std::array<QIcon, 3> icons_;
 };

@@ -21,7 +21,7 @@ const char *mapKindName(MapKind kind);
 
 struct MapCell {
     bool present = false;  // something was observed (a layer with no parameters has none)
-    int step = -1;  // the step these counts come from
+    int step = -1;         // the step these counts come from
     std::int64_t numel = 0;
     std::int64_t nan = 0;
     std::int64_t posInf = 0;

@@ -7,10 +7,7 @@
 
 namespace nanscope {
 
-StepTable::StepTable()
-{
-    file_ = std::tmpfile();
-}
+StepTable::StepTable() { file_ = std::tmpfile(); }
 
 StepTable::~StepTable()
 {

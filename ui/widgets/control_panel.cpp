@@ -127,15 +127,9 @@ void ControlPanel::labelPrecisions()
             i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
 }
 
-QString ControlPanel::scenario() const
-{
-    return modelSelected() ? QString() : scenario_->currentData().toString();
-}
+QString ControlPanel::scenario() const { return modelSelected() ? QString() : scenario_->currentData().toString(); }
 
-bool ControlPanel::modelSelected() const
-{
-    return scenario_->currentData().toString() == kModelEntry;
-}
+bool ControlPanel::modelSelected() const { return scenario_->currentData().toString() == kModelEntry; }
 
 QString ControlPanel::runName() const
 {
@@ -169,10 +163,7 @@ void ControlPanel::selectScenario(const QString &id)
         scenario_->setCurrentIndex(i);
 }
 
-void ControlPanel::setSteps(int steps)
-{
-    steps_->setValue(steps);
-}
+void ControlPanel::setSteps(int steps) { steps_->setValue(steps); }
 
 Controls ControlPanel::controls() const
 {

@@ -23,15 +23,9 @@ ScientificSpinBox::ScientificSpinBox(QWidget *parent) : QDoubleSpinBox(parent)
     setKeyboardTracking(false);
 }
 
-QString ScientificSpinBox::textFromValue(double value) const
-{
-    return QString::number(value, 'g', 6);
-}
+QString ScientificSpinBox::textFromValue(double value) const { return QString::number(value, 'g', 6); }
 
-double ScientificSpinBox::valueFromText(const QString &text) const
-{
-    return locale().toDouble(text);
-}
+double ScientificSpinBox::valueFromText(const QString &text) const { return locale().toDouble(text); }
 
 QValidator::State ScientificSpinBox::validate(QString &text, int &) const
 {
@@ -78,10 +72,7 @@ LearningRateEdit::LearningRateEdit(QWidget *parent) : QWidget(parent)
     });
 }
 
-double LearningRateEdit::value() const
-{
-    return spin_->value();
-}
+double LearningRateEdit::value() const { return spin_->value(); }
 
 void LearningRateEdit::setValue(double lr)
 {

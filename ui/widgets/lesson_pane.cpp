@@ -4,10 +4,7 @@
 
 // The lessons are compiled into the static UI library; a static library's resources must be
 // registered by name, from the global namespace.
-static void registerLessonResources()
-{
-    Q_INIT_RESOURCE(resources);
-}
+static void registerLessonResources() { Q_INIT_RESOURCE(resources); }
 
 namespace nanscope {
 

@@ -107,10 +107,7 @@ void NanMapView::refresh(const RunStore &store)
     redraw();
 }
 
-void NanMapView::setKind(MapKind kind)
-{
-    kindBox_->setCurrentIndex(kindBox_->findData(int(kind)));
-}
+void NanMapView::setKind(MapKind kind) { kindBox_->setCurrentIndex(kindBox_->findData(int(kind))); }
 
 void NanMapView::setLayerTicks()
 {
@@ -168,14 +165,8 @@ void NanMapView::redraw()
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int NanMapView::columnCount() const
-{
-    return store_ ? store_->map().columnCount() : 0;
-}
-int NanMapView::rowCount() const
-{
-    return store_ ? store_->map().layerCount() : 0;
-}
+int NanMapView::columnCount() const { return store_ ? store_->map().columnCount() : 0; }
+int NanMapView::rowCount() const { return store_ ? store_->map().layerCount() : 0; }
 
 double NanMapView::shownValue(int layer, int step) const
 {

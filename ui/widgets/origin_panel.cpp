@@ -92,9 +92,6 @@ void OriginPanel::decided()
         b->setEnabled(false);
 }
 
-QString OriginPanel::text() const
-{
-    return summary_->text() + QLatin1Char('\n') + details_->text();
-}
+QString OriginPanel::text() const { return summary_->text() + QLatin1Char('\n') + details_->text(); }
 
 }  // namespace nanscope

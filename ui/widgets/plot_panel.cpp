@@ -230,10 +230,7 @@ void PlotPanel::replotAll()
         p->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int PlotPanel::skippedMarkerCount() const
-{
-    return skipped_->dataCount();
-}
+int PlotPanel::skippedMarkerCount() const { return skipped_->dataCount(); }
 
 bool PlotPanel::exportPng(const QString &path, QString *error)
 {

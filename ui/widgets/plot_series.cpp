@@ -108,13 +108,7 @@ void setPlotFontSize(QCustomPlot *plot, double pointSize)
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-int finitePointCount(const QCustomPlot *plot)
-{
-    return plot->graph(0)->dataCount();
-}
-int nonFiniteMarkerCount(const QCustomPlot *plot)
-{
-    return plot->graph(1)->dataCount();
-}
+int finitePointCount(const QCustomPlot *plot) { return plot->graph(0)->dataCount(); }
+int nonFiniteMarkerCount(const QCustomPlot *plot) { return plot->graph(1)->dataCount(); }
 
 }  // namespace nanscope

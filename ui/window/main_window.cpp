@@ -166,10 +166,7 @@ void MainWindow::buildDocks()
     dock(this, tr("Event log"), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
 }
 
-void MainWindow::selectScenario(const QString &id)
-{
-    controls_->selectScenario(id);
-}
+void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }
 
 void MainWindow::showLesson()
 {
@@ -178,10 +175,7 @@ void MainWindow::showLesson()
     else
         lesson_->showLesson(controls_->scenario());
 }
-void MainWindow::setSteps(int steps)
-{
-    controls_->setSteps(steps);
-}
+void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 
 bool MainWindow::startRun()
 {
@@ -306,10 +300,7 @@ void MainWindow::selectLayer(int layer)
     layerView_->scrollTo(index);
 }
 
-void MainWindow::selectStep(int step)
-{
-    plots_->setCursorStep(step);
-}
+void MainWindow::selectStep(int step) { plots_->setCursorStep(step); }
 
 void MainWindow::setPresentationMode(bool on)
 {
@@ -339,14 +330,8 @@ void MainWindow::warn(const QString &title, const QString &message)
     box->open();
 }
 
-QCustomPlot *MainWindow::lossPlot() const
-{
-    return plots_->lossPlot();
-}
-QString MainWindow::originText() const
-{
-    return origin_->text();
-}
+QCustomPlot *MainWindow::lossPlot() const { return plots_->lossPlot(); }
+QString MainWindow::originText() const { return origin_->text(); }
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {

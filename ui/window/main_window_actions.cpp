@@ -85,15 +85,9 @@ void MainWindow::buildActions()
         view->addAction(d->toggleViewAction());
 }
 
-QAction *MainWindow::action(const QString &objectName) const
-{
-    return findChild<QAction *>(objectName);
-}
+QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }
 
-void MainWindow::openModel(const QString &path)
-{
-    modelOpener_->open(path);
-}
+void MainWindow::openModel(const QString &path) { modelOpener_->open(path); }
 
 void MainWindow::updateActions()
 {

@@ -35,7 +35,7 @@ class ModelOpener final : public QObject {
 public:
     explicit ModelOpener(QWidget *window);
 
-    void browse();  // a file dialog, then open()
+    void browse();                   // a file dialog, then open()
     void open(const QString &path);  // probe, then the input dialog
     InputShapeDialog *pendingDialog() const { return dialog_; }
 

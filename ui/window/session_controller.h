@@ -71,7 +71,7 @@ private:
 
     // Written by the source's thread, taken by drain() on the GUI thread.
     std::mutex mutex_;
-    int currentRun_ = 0;  // the run whose data is kept; anything else is dropped
+    int currentRun_ = 0;     // the run whose data is kept; anything else is dropped
     int discardedUpTo_ = 0;  // runs up to this id were discarded: their late start is ignored
     std::vector<StepRecordPtr> queued_;
     std::vector<Event> queuedEvents_;

@@ -16,7 +16,7 @@ struct BenchResult {
     double probeOffMs = 0;  // medians
     double fullMapMs = 0;
     double opLevelMs = 0;
-    double loadMs = 0;  // a model file: torch::jit::load
+    double loadMs = 0;        // a model file: torch::jit::load
     double instrumentMs = 0;  // and instrumenting its graph
     double fullMapRatio() const { return fullMapMs / probeOffMs; }
     double opLevelRatio() const { return opLevelMs / probeOffMs; }

@@ -8,10 +8,10 @@ namespace nanscope {
 enum class Precision { FP32, FP16, BF16 };
 
 struct RecoveryPolicy {
-    bool quarantineSamples = false;  // drop only the non-finite samples of a batch, by index
-    bool zeroNonFiniteGrads = false;  // replace NaN/Inf gradient entries with 0 before the update
+    bool quarantineSamples = false;        // drop only the non-finite samples of a batch, by index
+    bool zeroNonFiniteGrads = false;       // replace NaN/Inf gradient entries with 0 before the update
     bool rollbackOnNonFiniteLoss = false;  // restore the last checked-finite state, halve the LR
-    int maxRetries = 3;  // rollbacks in a row before the run stops
+    int maxRetries = 3;                    // rollbacks in a row before the run stops
 
     bool any() const { return quarantineSamples || zeroNonFiniteGrads || rollbackOnNonFiniteLoss; }
     static RecoveryPolicy none() { return {}; }
@@ -36,9 +36,9 @@ struct RecoveryPolicy {
 struct LossScaling {
     bool enabled = true;
     double initialScale = 65536.0;  // 2^16
-    double growthFactor = 2.0;  // > 1
-    double backoffFactor = 0.5;  // in (0, 1)
-    int growthInterval = 2000;  // >= 1
+    double growthFactor = 2.0;      // > 1
+    double backoffFactor = 0.5;     // in (0, 1)
+    int growthInterval = 2000;      // >= 1
 
     // Empty when valid, else a one-line reason.
     std::string invalidReason() const;

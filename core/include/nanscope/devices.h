@@ -6,7 +6,7 @@
 namespace nanscope {
 
 struct DeviceInfo {
-    std::string id;  // "cpu", "cuda"
+    std::string id;           // "cpu", "cuda"
     std::string description;  // "CPU", "CUDA (2 devices)"
     bool available = false;
     std::string reason;  // why not, when unavailable

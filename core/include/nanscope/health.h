@@ -15,7 +15,7 @@ struct TensorHealth {
     double max = std::numeric_limits<double>::quiet_NaN();
     double absMax = std::numeric_limits<double>::quiet_NaN();
     double finiteL2 = 0.0;  // L2 norm of the finite part
-    bool present = false;  // false: nothing was observed (no gradient reached this tensor, ...)
+    bool present = false;   // false: nothing was observed (no gradient reached this tensor, ...)
 
     std::int64_t nonFinite() const { return nan + posInf + negInf; }
     bool hasNonFinite() const { return nonFinite() > 0; }

@@ -15,7 +15,7 @@ struct InspectReport {
     std::vector<Layer> layers;
     StepRecord record;  // per-layer health; record.origin is invalid when everything was finite
     std::vector<NonFiniteState> nonFiniteState;
-    double loadMillis = 0;  // torch::jit::load
+    double loadMillis = 0;        // torch::jit::load
     double instrumentMillis = 0;  // inlining and inserting the observe ops
 };
 

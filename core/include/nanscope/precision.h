@@ -23,9 +23,6 @@ bool usesLossScaling(const Controls &c);
 // observed. Derived from TensorHealth::absMax, so the records need not store it.
 double fp16Headroom(const TensorHealth &h);
 // The same ratio for a largest finite magnitude already known (a decimated map cell's).
-constexpr double fp16Headroom(double finiteAbsMax)
-{
-    return finiteAbsMax / kFp16Max;
-}
+constexpr double fp16Headroom(double finiteAbsMax) { return finiteAbsMax / kFp16Max; }
 
 }  // namespace nanscope

@@ -15,7 +15,7 @@ struct Layer {
     int id = 0;
     std::string path;  // dotted, as named_modules() spells it; the root is ""
     std::string type;  // "Linear", "BatchNorm1d", ...
-    int parent = -1;  // id of the enclosing layer, -1 for the root
+    int parent = -1;   // id of the enclosing layer, -1 for the root
 };
 
 enum class Phase { None, Input, Forward, Loss, Backward, Parameter, Update };
@@ -25,20 +25,20 @@ const char *phaseName(Phase p);
 struct Origin {
     int step = -1;
     Phase phase = Phase::None;
-    int layer = -1;  // -1: no layer (the input batch, the loss)
-    std::string layerPath;  // "" for the root or when there is no layer
-    std::string op;  // "aten::log", "SqrtBackward0"; empty until the op-level tier ran
-    std::string source;  // file:line when the model carries it
-    bool produced = false;  // the layer's inputs were finite and its output was not
+    int layer = -1;           // -1: no layer (the input batch, the loss)
+    std::string layerPath;    // "" for the root or when there is no layer
+    std::string op;           // "aten::log", "SqrtBackward0"; empty until the op-level tier ran
+    std::string source;       // file:line when the model carries it
+    bool produced = false;    // the layer's inputs were finite and its output was not
     std::string explanation;  // one plain sentence
 
     bool valid() const { return phase != Phase::None; }
 };
 
 struct LayerHealth {
-    TensorHealth forward;  // the layer's output
-    TensorHealth grad;  // the gradient flowing into that output in backward
-    TensorHealth params;  // all of the layer's own parameters together
+    TensorHealth forward;     // the layer's output
+    TensorHealth grad;        // the gradient flowing into that output in backward
+    TensorHealth params;      // all of the layer's own parameters together
     TensorHealth paramGrads;  // their gradients
     bool inputFinite = true;  // the layer's input was all finite
 
@@ -54,21 +54,21 @@ struct StepRecord {
     int run = 0;
     int step = 0;
     double loss = 0.0;
-    double gradNorm = 0.0;  // before clipping
+    double gradNorm = 0.0;         // before clipping
     double gradNormClipped = 0.0;  // after clipping (= gradNorm without clipping)
     double learningRate = 0.0;
     double lossScale = 1.0;  // this step's loss was multiplied by it (1: no loss scaling)
-    bool skipped = false;  // the optimizer update was not applied
+    bool skipped = false;    // the optimizer update was not applied
     bool rolledBack = false;
     std::string why;  // for a skip or a rollback
     double stepMillis = 0.0;
 
     TensorHealth inputHealth;
-    std::vector<std::int64_t> badSamples;  // dataset indices of samples with non-finite inputs
+    std::vector<std::int64_t> badSamples;   // dataset indices of samples with non-finite inputs
     std::vector<std::int64_t> quarantined;  // samples removed from this batch by the policy
     TensorHealth lossHealth;
     std::vector<LayerHealth> layers;  // indexed by Layer::id
-    Origin origin;  // invalid when the step was finite
+    Origin origin;                    // invalid when the step was finite
     bool zeroedGradients = false;
     // Layers whose parameter gradients held Inf/NaN on a step the loss scaler skipped (ids).
     std::vector<int> overflowLayers;
@@ -90,7 +90,7 @@ struct Event {
     int step = -1;
     int layer = -1;
     std::string text;
-    int run = 0;  // stamped by the source: events of a replaced run are dropped like its records
+    int run = 0;    // stamped by the source: events of a replaced run are dropped like its records
     Origin origin;  // FirstNonFinite and Paused: where the value was born (the step's record of a
                     // paused step is published only once the step is decided)
 };
@@ -104,10 +104,10 @@ struct RunSummary {
     int nonFiniteSteps = 0;
     std::vector<std::int64_t> quarantinedSamples;
     int rollbacks = 0;
-    int skippedSteps = 0;  // updates not applied (loss scaler, paused-and-skipped, rollback)
-    int scalerSkippedSteps = 0;  // of those, skipped by the loss scaler for overflowing gradients
+    int skippedSteps = 0;         // updates not applied (loss scaler, paused-and-skipped, rollback)
+    int scalerSkippedSteps = 0;   // of those, skipped by the loss scaler for overflowing gradients
     double finalLossScale = 1.0;  // the scale the next step would use (1: no loss scaling)
-    std::string precision;  // label at the end of the run: "fp32", "fp16 (emulated on CPU)"
+    std::string precision;        // label at the end of the run: "fp32", "fp16 (emulated on CPU)"
     double finalLearningRate = 0.0;
     double stepsPerSecond = 0.0;
     bool stoppedByPolicy = false;

@@ -14,13 +14,13 @@ struct RunConfig {
     std::string scenario = "large-lr-mse";
     int steps = 0;  // 0: the default of the scenario or model file (defaultSteps())
     std::uint64_t seed = 1;
-    std::string device = "cpu";  // "cpu" or "cuda"
+    std::string device = "cpu";        // "cpu" or "cuda"
     std::optional<Controls> controls;  // empty: defaultControls()
-    int batchSize = 0;  // 0: the scenario's default
-    std::optional<double> bnEps;  // bn-constant: BatchNorm eps (default 0, so the NaN shows)
-    int snapshotEvery = 10;  // steps between snapshots of a checked-finite state
-    int snapshotRing = 4;  // snapshots kept in memory
-    bool opLevelOrigin = true;  // re-run the first non-finite step with op-level checks
+    int batchSize = 0;                 // 0: the scenario's default
+    std::optional<double> bnEps;       // bn-constant: BatchNorm eps (default 0, so the NaN shows)
+    int snapshotEvery = 10;            // steps between snapshots of a checked-finite state
+    int snapshotRing = 4;              // snapshots kept in memory
+    bool opLevelOrigin = true;         // re-run the first non-finite step with op-level checks
     // On the CPU, gather the map as a device does (statistics kept as tensors, read back once a
     // step) instead of scanning each tensor at once: runs the CUDA code path without a GPU.
     bool devicePathOnCpu = false;
@@ -28,10 +28,10 @@ struct RunConfig {
     // A user's TorchScript file instead of a scenario (empty: the scenario runs).
     std::string modelPath;
     std::vector<std::int64_t> inputShape;  // synthetic inputs {8, 3, 64, 64}: the first is the batch
-    std::string inputsPath;  // or inputs from a file (Python torch.save or C++ torch::save)
-    std::string targetsPath;  // optional: inferred from the output's shape when empty
-    std::string loss = "cross-entropy";  // or "mse"
-    std::string savePath;  // where the trained model is written at the end of the run
+    std::string inputsPath;                // or inputs from a file (Python torch.save or C++ torch::save)
+    std::string targetsPath;               // optional: inferred from the output's shape when empty
+    std::string loss = "cross-entropy";    // or "mse"
+    std::string savePath;                  // where the trained model is written at the end of the run
 
     bool usesModelFile() const { return !modelPath.empty(); }
 };

@@ -31,8 +31,8 @@ enum class PausedStepDecision { Continue, SkipBatch, Retry };
 
 // Which commands a source acts on. A recorded run, for one, is watched but never steered.
 struct RunCapabilities {
-    bool start = false;  // start() begins a new run from a RunConfig
-    bool steer = false;  // pause, resume, step, stop, and decisions on a paused step
+    bool start = false;     // start() begins a new run from a RunConfig
+    bool steer = false;     // pause, resume, step, stop, and decisions on a paused step
     bool controls = false;  // setControls() applies at the next step boundary
     bool rollback = false;  // requestRollback() restores a checked-finite snapshot
 

@@ -68,7 +68,7 @@ int HealthCollector::stage(const at::Tensor &t)
     const int segment = int(numels_.size());
     numels_.push_back(t.numel());
     if (!stageable(t)) {  // empty, double, integer or huge: reduced on its own
-        reduceStaged();  // keeps the parts in segment order
+        reduceStaged();   // keeps the parts in segment order
         parts_.push_back(rawStatsOnDevice(t).reshape({1, kRawStatsSize}));
         paddingNans_.push_back(0);
         return segment;

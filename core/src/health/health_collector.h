@@ -19,7 +19,7 @@ public:
     struct Measured {
         TensorHealth host;
         double positiveSumSq = -1;  // on the host: see computeHealth(); -1 where unknown
-        int segment = -1;  // on a device: its place among the step's statistics
+        int segment = -1;           // on a device: its place among the step's statistics
         bool valid = false;
     };
     // `slot` must stay valid until resolve().

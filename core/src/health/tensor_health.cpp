@@ -31,22 +31,10 @@ void TensorHealth::merge(const TensorHealth &o)
 
 namespace {
 
-inline double toDouble(double v)
-{
-    return v;
-}
-inline double toDouble(float v)
-{
-    return v;
-}
-inline double toDouble(c10::Half v)
-{
-    return static_cast<float>(v);
-}
-inline double toDouble(c10::BFloat16 v)
-{
-    return static_cast<float>(v);
-}
+inline double toDouble(double v) { return v; }
+inline double toDouble(float v) { return v; }
+inline double toDouble(c10::Half v) { return static_cast<float>(v); }
+inline double toDouble(c10::BFloat16 v) { return static_cast<float>(v); }
 
 // One pass classifies each element with isfinite/isnan; comparing values (x != x) would break
 // under fast-math and reads badly.
@@ -309,7 +297,7 @@ at::Tensor rawStatsOnDevice(const at::Tensor &input)
     at::Tensor t = input.detach().reshape({1, -1});
     if (t.scalar_type() != at::kDouble)
         t = t.to(at::kFloat);  // double keeps its range; half types are reduced in float
-    if (t.numel() == 0) {  // nothing to reduce (amin() of an empty row throws)
+    if (t.numel() == 0) {      // nothing to reduce (amin() of an empty row throws)
         const at::TensorOptions doubles = t.options().dtype(at::kDouble);
         return at::cat({at::zeros({4}, doubles), at::full({2}, INFINITY, doubles)});
     }

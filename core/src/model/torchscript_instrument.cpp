@@ -16,10 +16,7 @@ namespace jit = torch::jit;
 
 const char *const kGraphOutput = "\x01output";  // the path of the graph's return: outside every module
 
-std::string join(const std::string &a, const std::string &b)
-{
-    return a.empty() ? b : a + "." + b;
-}
+std::string join(const std::string &a, const std::string &b) { return a.empty() ? b : a + "." + b; }
 
 bool within(const std::string &path, const std::string &module)
 {
@@ -112,10 +109,7 @@ std::vector<std::string> enclosing(const std::string &path)
     return out;
 }
 
-bool isTensor(const jit::Value *v)
-{
-    return v->type()->kind() == c10::TypeKind::TensorType;
-}
+bool isTensor(const jit::Value *v) { return v->type()->kind() == c10::TypeKind::TensorType; }
 
 class Instrumenter {
 public:

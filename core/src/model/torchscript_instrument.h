@@ -14,7 +14,7 @@
 namespace nanscope {
 
 struct InstrumentedGraph {
-    std::shared_ptr<torch::jit::Graph> graph;  // takes `self` first, like forward
+    std::shared_ptr<torch::jit::Graph> graph;                         // takes `self` first, like forward
     std::unordered_map<const torch::jit::Node *, std::string> paths;  // module path of each node
     int observeOps = 0;
 };

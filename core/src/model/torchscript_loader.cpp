@@ -12,10 +12,7 @@ namespace nanscope {
 
 namespace {
 
-bool contains(const std::string &s, const char *part)
-{
-    return s.find(part) != std::string::npos;
-}
+bool contains(const std::string &s, const char *part) { return s.find(part) != std::string::npos; }
 
 // The first bytes of the file: a zip archive (what torch.jit.save writes) starts with "PK\3\4".
 bool startsLikeZip(const std::string &path)

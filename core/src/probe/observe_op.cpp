@@ -35,24 +35,12 @@ TORCH_LIBRARY(nanscope, m)
     m.def("round_half(Tensor x) -> Tensor", &roundHalfKernel);
 }
 
-ObserveScope::ObserveScope(Probe *probe) : previous_(t_probe)
-{
-    t_probe = probe;
-}
+ObserveScope::ObserveScope(Probe *probe) : previous_(t_probe) { t_probe = probe; }
 
-ObserveScope::~ObserveScope()
-{
-    t_probe = previous_;
-}
+ObserveScope::~ObserveScope() { t_probe = previous_; }
 
-c10::Symbol observeSymbol()
-{
-    return c10::Symbol::fromQualString("nanscope::observe");
-}
+c10::Symbol observeSymbol() { return c10::Symbol::fromQualString("nanscope::observe"); }
 
-c10::Symbol roundHalfSymbol()
-{
-    return c10::Symbol::fromQualString("nanscope::round_half");
-}
+c10::Symbol roundHalfSymbol() { return c10::Symbol::fromQualString("nanscope::round_half"); }
 
 }  // namespace nanscope

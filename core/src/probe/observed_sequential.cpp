@@ -51,20 +51,11 @@ void ObservedSequential::finalize()
     }
 }
 
-std::vector<at::Tensor> ObservedSequential::layerParameters(int layer) const
-{
-    return ownParameters_[layer];
-}
+std::vector<at::Tensor> ObservedSequential::layerParameters(int layer) const { return ownParameters_[layer]; }
 
-std::vector<at::Tensor> ObservedSequential::parameters() const
-{
-    return root_->parameters();
-}
+std::vector<at::Tensor> ObservedSequential::parameters() const { return root_->parameters(); }
 
-std::vector<at::Tensor> ObservedSequential::buffers() const
-{
-    return root_->buffers();
-}
+std::vector<at::Tensor> ObservedSequential::buffers() const { return root_->buffers(); }
 
 at::Tensor ObservedSequential::forward(const at::Tensor &input, Probe *probe)
 {

@@ -29,10 +29,7 @@ TraceState *g_state = nullptr;
 thread_local std::vector<std::string> t_backwardNodes;
 thread_local int t_opDepth = 0;  // ops nested in ops: only outermost outputs are final
 
-bool isChecked(const at::Tensor &t)
-{
-    return t.defined() && at::isFloatingType(t.scalar_type());
-}
+bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
 
 bool knownFinite(const at::Tensor &t)
 {

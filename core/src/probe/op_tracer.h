@@ -10,14 +10,14 @@ namespace nanscope {
 
 struct TracedOp {
     bool found = false;
-    std::string op;  // "aten::log", or the backward node: "SqrtBackward0"
+    std::string op;       // "aten::log", or the backward node: "SqrtBackward0"
     std::string innerOp;  // in backward: the aten op inside the node that made the value
     bool inBackward = false;
 };
 
 class OpTracer {
 public:
-    OpTracer();  // starts tracing on the calling thread
+    OpTracer();   // starts tracing on the calling thread
     ~OpTracer();  // stops
     OpTracer(const OpTracer &) = delete;
     OpTracer &operator=(const OpTracer &) = delete;

@@ -26,7 +26,7 @@ struct ScenarioSetup {
     LossKind loss = LossKind::CrossEntropy;
     OptimizerKind optimizer = OptimizerKind::Sgd;
     int batchSize = 32;
-    double loadMillis = 0;  // a model file: reading it
+    double loadMillis = 0;        // a model file: reading it
     double instrumentMillis = 0;  // and instrumenting its graph
     // A model file whose parameters or buffers held NaN/Inf as loaded: one line each, by name.
     std::vector<std::string> loadWarnings;

@@ -27,20 +27,11 @@ int defaultSteps(const RunConfig &config)
     return info ? info->defaultSteps : kModelFileDefaultSteps;
 }
 
-Controls initialControls(const RunConfig &config)
-{
-    return config.controls.value_or(defaultControls(config));
-}
+Controls initialControls(const RunConfig &config) { return config.controls.value_or(defaultControls(config)); }
 
-int stepsToRun(const RunConfig &config)
-{
-    return config.steps > 0 ? config.steps : defaultSteps(config);
-}
+int stepsToRun(const RunConfig &config) { return config.steps > 0 ? config.steps : defaultSteps(config); }
 
-bool isKnownLoss(const std::string &name)
-{
-    return name == "cross-entropy" || name == "mse";
-}
+bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || name == "mse"; }
 
 std::string invalidRunConfigReason(const RunConfig &config)
 {

@@ -48,10 +48,7 @@ struct Session::Impl final : RunLoopLink {
 
 Session::Session() : d(std::make_unique<Impl>()) {}
 
-Session::~Session()
-{
-    d->stopWorker();
-}
+Session::~Session() { d->stopWorker(); }
 
 void Session::addObserver(RunObserver *observer)
 {

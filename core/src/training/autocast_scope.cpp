@@ -11,22 +11,10 @@ namespace {
 // LibTorch 2.4 replaced the per-device autocast functions by ones taking the device type (the
 // old names remain, deprecated, for a while).
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-bool isEnabled(c10::DeviceType t)
-{
-    return at::autocast::is_autocast_enabled(t);
-}
-void setEnabled(c10::DeviceType t, bool on)
-{
-    at::autocast::set_autocast_enabled(t, on);
-}
-at::ScalarType dtypeOf(c10::DeviceType t)
-{
-    return at::autocast::get_autocast_dtype(t);
-}
-void setDtype(c10::DeviceType t, at::ScalarType d)
-{
-    at::autocast::set_autocast_dtype(t, d);
-}
+bool isEnabled(c10::DeviceType t) { return at::autocast::is_autocast_enabled(t); }
+void setEnabled(c10::DeviceType t, bool on) { at::autocast::set_autocast_enabled(t, on); }
+at::ScalarType dtypeOf(c10::DeviceType t) { return at::autocast::get_autocast_dtype(t); }
+void setDtype(c10::DeviceType t, at::ScalarType d) { at::autocast::set_autocast_dtype(t, d); }
 #else
 bool isEnabled(c10::DeviceType t)
 {
@@ -54,10 +42,7 @@ void setDtype(c10::DeviceType t, at::ScalarType d)
 
 }  // namespace
 
-bool emulatesHalf(Precision p, const std::string &device)
-{
-    return p == Precision::FP16 && device == "cpu";
-}
+bool emulatesHalf(Precision p, const std::string &device) { return p == Precision::FP16 && device == "cpu"; }
 
 at::Tensor roundThroughHalf(const at::Tensor &x)
 {

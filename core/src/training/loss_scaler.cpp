@@ -5,10 +5,7 @@
 
 namespace nanscope {
 
-LossScaler::LossScaler(const LossScaling &options)
-{
-    reset(options);
-}
+LossScaler::LossScaler(const LossScaling &options) { reset(options); }
 
 void LossScaler::reset(const LossScaling &options)
 {

@@ -19,7 +19,7 @@ public:
     const LossScaling &options() const { return options_; }
 
     struct Outcome {
-        bool applyStep = true;  // false: the gradients held Inf/NaN, skip the optimizer step
+        bool applyStep = true;   // false: the gradients held Inf/NaN, skip the optimizer step
         double scaleUsed = 0.0;  // the scale this step's loss was multiplied by
         double nextScale = 0.0;  // the scale for the next step
         bool grew() const { return nextScale > scaleUsed; }

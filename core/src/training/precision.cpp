@@ -30,10 +30,7 @@ std::string precisionLabel(Precision p, const std::string &device)
     return precisionName(p);
 }
 
-bool usesLossScaling(const Controls &c)
-{
-    return c.precision == Precision::FP16 && c.lossScaling.enabled;
-}
+bool usesLossScaling(const Controls &c) { return c.precision == Precision::FP16 && c.lossScaling.enabled; }
 
 double fp16Headroom(const TensorHealth &h)
 {

@@ -12,10 +12,7 @@
 
 namespace nanscope {
 
-std::string Trainer::precisionLabel() const
-{
-    return nanscope::precisionLabel(controls_.precision, config_.device);
-}
+std::string Trainer::precisionLabel() const { return nanscope::precisionLabel(controls_.precision, config_.device); }
 
 void Trainer::applyPrecision()
 {
