@@ -4,10 +4,14 @@
 #include "cli_bench.h"
 #include "cli_model.h"
 #include "run_printer.h"
+#include "nanscope/run_file.h"
+#include "nanscope/run_recorder.h"
 #include "nanscope/scenario.h"
 #include "nanscope/session.h"
 
+#include <cstdio>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 
@@ -34,19 +38,43 @@ int runCommand(const std::vector<std::string> &args, std::ostream &out, std::ost
     const bool pause = opts.config.controls && opts.config.controls->pauseOnNonFinite;
     RunPrinter printer(out, opts.json, session, pause);
     session.addObserver(&printer);
+    std::unique_ptr<RunRecorder> recorder;
+    try {
+        recorder = startRecording(opts.record, session, err);
+    } catch (const RunFileError &e) {
+        err << "nanscope: cannot record the run: " << e.what() << '\n';
+        return 1;
+    }
+    std::optional<ProgressLine> progress;
+    if (recorder) {
+        progress.emplace(err, "recording to " + opts.record.path);
+        session.addObserver(&*progress);
+    }
     std::string error;
     if (!session.start(opts.config, &error)) {
         err << "nanscope: " << error << '\n';
+        if (recorder) {  // nothing ran: leave no empty run file behind
+            session.removeObserver(&*progress);
+            session.removeObserver(recorder.get());
+            recorder->close();
+            std::remove(opts.record.path.c_str());
+        }
         return 2;
     }
     session.wait();
     session.removeObserver(&printer);
+    if (recorder) {
+        session.removeObserver(&*progress);
+        session.removeObserver(recorder.get());
+        recorder->close();
+    }
     const RunSummary s = printer.summary();
     if (!s.error.empty()) {
         err << "nanscope: " << s.error << '\n';
         return 1;
     }
-    return 0;
+    // A recording that failed was reported when it did; it fails the command unless asked not to.
+    return recorder && !recorder->error().empty() && !opts.record.continueWithoutRecording ? 1 : 0;
 }
 
 }  // namespace
@@ -109,6 +137,7 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
         .flag("--json", o.json)
         .option("--save", [&](const auto &, const auto &v) { config.savePath = v; });
     addModelOptions(arguments, config);
+    addRecordOptions(arguments, o.record);
     arguments.parse(args);
     const bool model = !o.config.modelPath.empty();
     if (haveScenario == model)
@@ -150,10 +179,19 @@ const char *usage(const std::string &command)
                "                    [--clip X|off] [--recovery none|skip|full] [--pause-on-nonfinite]\n"
                "                    [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
                "                    [--loss-scale X|off] [--json]\n"
+               "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                    [--loss cross-entropy|mse] [--save OUT.pt] [any option above]\n"
                "  trains, prints progress and a report: the first non-finite step and its origin\n"
-               "  (phase, layer, op); --json: one JSON object per step, event and summary\n";
+               "  (phase, layer, op); --json: one JSON object per step, event and summary;\n"
+               "  --record: also into a run file that `report`, `export` and the window open\n";
+    if (command == "report")
+        return "usage: nanscope report FILE.nsrun [--json]\n"
+               "  the final report (or JSON summary) of a recorded run, as `run` printed it;\n"
+               "  a run whose writer did not finish reports the steps the file holds\n";
+    if (command == "export")
+        return "usage: nanscope export FILE.nsrun --csv OUT.csv [--layers]\n"
+               "  one CSV row a step; --layers: one row a step, layer and kind of health\n";
     if (command == "inspect")
         return "usage: nanscope inspect FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                        [--loss cross-entropy|mse] [--seed S] [--device cpu|cuda] [--json]\n"
@@ -169,21 +207,29 @@ const char *usage(const std::string &command)
 
 bool isSubcommand(const std::string &arg)
 {
-    return arg == "scenarios" || arg == "run" || arg == "bench" || arg == "inspect";
+    return arg == "scenarios" || arg == "run" || arg == "report" || arg == "export" || arg == "bench" ||
+           arg == "inspect";
 }
 
 int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     try {
         if (args.empty() || !isSubcommand(args[0]))
-            throw std::invalid_argument("expected a sub-command: scenarios, run, inspect or bench");
+            throw std::invalid_argument("expected a sub-command: scenarios, run, report, export, inspect or bench");
         if (args[0] == "scenarios")
             return listScenarios(args, out);
         if (args[0] == "inspect")
             return inspectCommand(args, out, err);
         if (args[0] == "run")
             return runCommand(args, out, err);
+        if (args[0] == "report")
+            return reportCommand(args, out, err);
+        if (args[0] == "export")
+            return exportCommand(args, out, err);
         return benchCommand(args, out, err);
+    } catch (const RunFileError &e) {  // a run file that cannot be read: its name and the cause
+        err << "nanscope: " << e.what() << '\n';
+        return 1;
     } catch (const HelpRequested &) {
         out << usage(args[0]);
         return 0;

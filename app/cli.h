@@ -1,6 +1,7 @@
 #pragma once
-// The headless command line: `nanscope scenarios | run | inspect | bench` (gui-bench is the
+// The headless command line: `nanscope scenarios | run | report | export | inspect | bench` (gui-bench is the
 // window's own). Plain C++ over the core: CLI11 reads the arguments, nlohmann/json writes JSON.
+#include "cli_record.h"
 #include "nanscope/run_config.h"
 
 #include <iosfwd>
@@ -12,6 +13,7 @@ namespace nanscope::cli {
 struct RunOptions {
     RunConfig config;
     bool json = false;
+    RecordOptions record;
 };
 
 // Parses `run` arguments (args[0] is "run"); throws std::invalid_argument with a one-line

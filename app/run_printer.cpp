@@ -81,6 +81,8 @@ void RunPrinter::runStarted(int, const std::vector<Layer> &layers, const RunConf
 void RunPrinter::stepRecorded(const StepRecordPtr &r)
 {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (summaryOnly_)
+        return;
     if (json_)
         printStepJson(*r);
     else
@@ -132,6 +134,8 @@ void RunPrinter::eventRaised(const Event &e)
     std::lock_guard<std::mutex> lock(mutex_);
     if (e.kind == EventKind::Paused && stopAtPause_)
         source_.stop();  // headless: nobody to decide, so stop here with clean weights
+    if (summaryOnly_)
+        return;
     if (json_) {
         out_ << jsonLine(Json{{"type", "event"}, {"step", e.step}, {"text", e.text}}) << '\n';
     } else if (e.kind != EventKind::Info) {
@@ -172,7 +176,8 @@ void RunPrinter::printSummaryJson(const RunSummary &s)
            {"steps_per_s", jsonNumber(s.stepsPerSecond)},
            {"stopped_by_policy", s.stoppedByPolicy},
            {"final_state_finite", s.finalStateFinite},
-           {"nonfinite_steps_per_layer", perLayer}};
+           {"nonfinite_steps_per_layer", perLayer},
+           {"finished", s.finished}};
     if (!s.error.empty())
         j["error"] = s.error;
     out_ << jsonLine(j) << '\n';
@@ -180,8 +185,11 @@ void RunPrinter::printSummaryJson(const RunSummary &s)
 
 void RunPrinter::printSummaryText(const RunSummary &s)
 {
-    out_ << "\n== report ==\n"
-         << "steps run: " << s.stepsRun << ", precision " << s.precision << '\n';
+    out_ << "\n== report ==\n";
+    if (!s.finished)
+        out_ << "the run did not finish (its writer stopped before the end): the report covers the " << s.stepsRun
+             << " steps recorded\n";
+    out_ << "steps run: " << s.stepsRun << ", precision " << s.precision << '\n';
     if (s.firstNonFiniteStep < 0) {
         out_ << "no non-finite value in any step\n";
     } else {

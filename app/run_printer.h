@@ -17,6 +17,8 @@ public:
         : out_(out), json_(json), source_(source), stopAtPause_(stopAtPause)
     {
     }
+    // `report` on a run file: the first line and the final report, without the steps and events.
+    void setSummaryOnly(bool on) { summaryOnly_ = on; }
 
     void runStarted(int, const std::vector<Layer> &layers, const RunConfig &config) override;
     void stepRecorded(const StepRecordPtr &r) override;
@@ -36,6 +38,7 @@ private:
     bool json_;
     RunSource &source_;
     bool stopAtPause_;
+    bool summaryOnly_ = false;
     std::vector<Layer> layers_;
     int every_ = 1;
     bool sawNonFinite_ = false;

@@ -5,8 +5,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
-          libcli11-dev nlohmann-json3-dev xauth xvfb)
-[ "${1:-}" = "--tests" ] && packages+=(python3-torch)
+          libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev xauth xvfb)
+[ "${1:-}" = "--tests" ] && packages+=(python3-torch sqlite3)
 
 missing=()
 for p in "${packages[@]}"; do

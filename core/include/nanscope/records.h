@@ -79,6 +79,14 @@ using StepRecordPtr = std::shared_ptr<const StepRecord>;
 
 enum class EventKind { Info, FirstNonFinite, Recovery, Rollback, ControlChange, Paused, Error };
 
+// One control the user changed, as text: "lr", "0.1", "0.01". A ControlChange event carries one
+// for each control that changed at that step boundary; its text says them all in one line.
+struct ControlChange {
+    std::string control;  // lr, clip, recovery, pause, precision, loss-scaling
+    std::string before;
+    std::string after;
+};
+
 struct Event {
     Event() = default;
     Event(EventKind kind, int step, int layer, std::string text)
@@ -93,6 +101,7 @@ struct Event {
     int run = 0;    // stamped by the source: events of a replaced run are dropped like its records
     Origin origin;  // FirstNonFinite and Paused: where the value was born (the step's record of a
                     // paused step is published only once the step is decided)
+    std::vector<ControlChange> changes;  // ControlChange: what changed
 };
 
 struct RunSummary {
@@ -115,6 +124,9 @@ struct RunSummary {
     // Per layer: the number of steps in which its output or gradient held a non-finite value.
     std::vector<int> nonFiniteStepsPerLayer;
     bool finalStateFinite = true;  // parameters and buffers at the end of the run
+    // False for a recorded run whose writer never finished it (killed, crashed): the summary
+    // then covers the steps the file holds.
+    bool finished = true;
 };
 
 }  // namespace nanscope

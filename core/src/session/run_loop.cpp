@@ -142,9 +142,13 @@ Controls RunLoop::liveControls()
 
 void RunLoop::applyControls(const Controls &controls, int step)
 {
-    const std::string change = trainer_->applyControls(controls);
-    if (!change.empty())
-        raise({EventKind::ControlChange, step, -1, change});
+    std::string text;
+    std::vector<ControlChange> changes = trainer_->applyControls(controls, &text);
+    if (changes.empty())
+        return;
+    Event e{EventKind::ControlChange, step, -1, text};
+    e.changes = std::move(changes);
+    raise(e);
 }
 
 void RunLoop::noteNonFinite(const StepRecord &record)

@@ -36,9 +36,9 @@ public:
     std::string precisionLabel() const;
     void setProbeMode(ProbeMode m) { probeMode_ = m; }
 
-    // Applies changed controls (a new LR replaces the rollback-halved one). Returns the change
-    // as text ("lr 1e-2, clip off"), empty when nothing changed.
-    std::string applyControls(const Controls &c);
+    // Applies changed controls (a new LR replaces the rollback-halved one). Returns what changed,
+    // empty when nothing did; `text` gets it as one line ("lr 0.01, clip off").
+    std::vector<ControlChange> applyControls(const Controls &c, std::string *text = nullptr);
 
     std::shared_ptr<StepRecord> computeStep(bool retrySameBatch = false);
     // A user's own training step with nothing NaNScope adds (no health scan, no snapshot, no

@@ -1,0 +1,87 @@
+#pragma once
+// A recorded run as a RunSource: start() plays the run file to the observers as a live session
+// would have delivered it (layers, steps, events, then the summary), on a thread of its own. With
+// `follow`, a file another process is still writing keeps being read until its writer finishes
+// it or stop() is called. Watched, never steered: its capabilities are none.
+#include "nanscope/run_file.h"
+#include "nanscope/run_source.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nanscope {
+
+struct RecordedRunOptions {
+    bool follow = true;
+    int pollMs = 250;        // how often a followed file is read again
+    int stepsPerRead = 4096;  // steps read (and delivered) per query
+};
+
+// Accumulates a summary from steps and events, as RunLoop does: the summary of a run file whose
+// writer never finished it.
+class SummaryBuilder {
+public:
+    explicit SummaryBuilder(const RunFileInfo &info, std::size_t layers);
+    void add(const StepRecord &record);
+    RunSummary summary() const;
+
+private:
+    RunSummary s_;
+    double millis_ = 0.0;
+    std::vector<std::int64_t> quarantined_;
+};
+
+class RecordedRun final : public RunSource {
+public:
+    // Opens the file at once: throws RunFileError for a file that cannot be read.
+    explicit RecordedRun(const std::string &path, RecordedRunOptions options = {});
+    ~RecordedRun() override;
+
+    const RunFileInfo &info() const { return info_; }
+    const std::string &path() const { return path_; }
+
+    void addObserver(RunObserver *observer) override;
+    void removeObserver(RunObserver *observer) override;
+    RunCapabilities capabilities() const override { return RunCapabilities::none(); }
+
+    // Plays the file (the configuration is the file's own; `config` is ignored). Again from the
+    // start when called again.
+    bool start(const RunConfig &config = {}, std::string *error = nullptr) override;
+    void pause() override {}
+    void resume() override {}
+    void stepOnce(int) override {}
+    void stop() override;  // stops following; what was delivered stays
+    void requestRollback() override {}
+    void decidePausedStep(PausedStepDecision) override {}
+    void setControls(const Controls &) override {}
+
+    Controls controls() const override { return initialControls(info_.config); }
+    SessionState state() const override;
+    int runId() const override;
+    bool wait(int timeoutMs = -1) override;
+
+private:
+    void play(int run);
+    void setState(SessionState s);
+    template <typename F> void notify(F &&f);
+
+    std::string path_;
+    RecordedRunOptions options_;
+    RunFileInfo info_;
+    std::unique_ptr<RunFile> file_;  // used by the player thread only once it runs
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<RunObserver *> observers_;
+    SessionState state_ = SessionState::Idle;
+    int run_ = 0;
+    bool playing_ = false;
+    std::atomic<bool> stopRequested_{false};
+    std::thread player_;
+};
+
+}  // namespace nanscope

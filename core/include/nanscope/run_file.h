@@ -1,0 +1,84 @@
+#pragma once
+// A run file (.nsrun): one run recorded by RunRecorder into SQLite, read back by RunFile. The
+// schema is documented in docs/run-file.md; anyone can query it without NaNScope.
+#include "nanscope/records.h"
+#include "nanscope/run_config.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+// The format this NaNScope writes, and the newest it reads.
+constexpr int kRunFileFormatVersion = 1;
+constexpr const char *kRunFileExtension = ".nsrun";
+
+// One line naming the file and the cause: "run.nsrun: not a NaNScope run file".
+class RunFileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The `run` row: who wrote the file, what ran, and the summary once the run finished.
+struct RunFileInfo {
+    int formatVersion = 0;
+    std::string nanscopeVersion;
+    std::string libtorchVersion;
+    std::string created;  // ISO 8601, UTC
+    std::string scenario;  // empty for a model run
+    std::string modelPath;
+    std::string modelSha256;
+    std::string device;
+    std::string precision;
+    std::uint64_t seed = 0;
+    RunConfig config;  // with its initial controls
+    bool finished = false;
+    RunSummary summary;  // meaningful when finished
+};
+
+struct RunFileStats {
+    std::int64_t steps = 0;
+    int firstStep = -1;
+    int lastStep = -1;
+    int layers = 0;
+    std::int64_t fileBytes = 0;  // the database and its write-ahead log
+    // Bytes on disk per layer per step: the file's size over steps x layers.
+    double bytesPerLayerStep() const;
+};
+
+// A run file opened read-only and defensively: reading never writes to it, never loads an
+// extension and never trusts its schema. A file that another process is still writing can be
+// read; refresh() sees what it committed since. Not thread-safe: one reader per thread.
+class RunFile {
+public:
+    // Throws RunFileError when the file is missing, not a run file, damaged, locked or of a
+    // newer format.
+    explicit RunFile(const std::string &path);
+    ~RunFile();
+    RunFile(const RunFile &) = delete;
+    RunFile &operator=(const RunFile &) = delete;
+
+    const std::string &path() const;
+    const RunFileInfo &info() const;
+    const std::vector<Layer> &layers() const;
+
+    // Re-reads the run row (a writer may have finished since). Throws RunFileError.
+    void refresh();
+    RunFileStats stats() const;
+
+    // Up to `maxCount` steps after `afterStep`, in order; without `withLayers`, their per-layer
+    // health is left empty (cheaper for a report or a CSV of steps).
+    std::vector<StepRecordPtr> readSteps(int afterStep, int maxCount, bool withLayers = true) const;
+    // Events after the one with id `afterId` (0: from the first), in order; `lastId` gets the
+    // newest id read.
+    std::vector<Event> readEvents(std::int64_t afterId, std::int64_t *lastId = nullptr) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d_;
+};
+
+}  // namespace nanscope

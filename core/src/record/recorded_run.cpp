@@ -1,0 +1,204 @@
+#include "nanscope/recorded_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <set>
+
+namespace nanscope {
+
+SummaryBuilder::SummaryBuilder(const RunFileInfo &info, std::size_t layers)
+{
+    s_.source = info.scenario.empty() ? info.modelPath : info.scenario;
+    s_.precision = info.precision;
+    s_.finalLearningRate = initialControls(info.config).learningRate;
+    s_.nonFiniteStepsPerLayer.assign(layers, 0);
+    s_.finished = false;
+}
+
+void SummaryBuilder::add(const StepRecord &r)
+{
+    ++s_.stepsRun;
+    if (r.nonFinite()) {
+        ++s_.nonFiniteSteps;
+        if (s_.firstNonFiniteStep < 0) {
+            s_.firstNonFiniteStep = r.step;
+            s_.origin = r.origin;
+        }
+    }
+    s_.rollbacks += r.rolledBack ? 1 : 0;
+    s_.skippedSteps += r.skipped ? 1 : 0;
+    s_.scalerSkippedSteps += r.overflowLayers.empty() ? 0 : 1;
+    for (std::size_t i = 0; i < r.layers.size() && i < s_.nonFiniteStepsPerLayer.size(); ++i)
+        if (r.layers[i].nonFinite())
+            ++s_.nonFiniteStepsPerLayer[i];
+    quarantined_.insert(quarantined_.end(), r.quarantined.begin(), r.quarantined.end());
+    s_.finalLearningRate = r.learningRate;
+    s_.finalLossScale = r.lossScale;
+    bool paramsFinite = true;
+    for (const LayerHealth &lh : r.layers)
+        paramsFinite = paramsFinite && !lh.params.hasNonFinite();
+    s_.finalStateFinite = paramsFinite;
+    millis_ += r.stepMillis;
+}
+
+RunSummary SummaryBuilder::summary() const
+{
+    RunSummary s = s_;
+    const std::set<std::int64_t> unique(quarantined_.begin(), quarantined_.end());
+    s.quarantinedSamples.assign(unique.begin(), unique.end());
+    s.stepsPerSecond = millis_ > 0 ? s.stepsRun / (millis_ / 1000.0) : 0.0;
+    return s;
+}
+
+RecordedRun::RecordedRun(const std::string &path, RecordedRunOptions options)
+    : path_(path), options_(options), file_(std::make_unique<RunFile>(path))
+{
+    info_ = file_->info();
+}
+
+RecordedRun::~RecordedRun()
+{
+    stop();
+    if (player_.joinable())
+        player_.join();
+}
+
+template <typename F> void RecordedRun::notify(F &&f)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (RunObserver *o : observers_)
+        f(*o);
+}
+
+void RecordedRun::addObserver(RunObserver *observer)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    observers_.push_back(observer);
+}
+
+void RecordedRun::removeObserver(RunObserver *observer)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
+}
+
+bool RecordedRun::start(const RunConfig &, std::string *)
+{
+    stop();
+    if (player_.joinable())
+        player_.join();
+    int run;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        run = ++run_;
+        playing_ = true;
+    }
+    stopRequested_ = false;
+    player_ = std::thread([this, run] { play(run); });
+    return true;
+}
+
+void RecordedRun::stop() { stopRequested_ = true; }
+
+SessionState RecordedRun::state() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return state_;
+}
+
+int RecordedRun::runId() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return run_;
+}
+
+bool RecordedRun::wait(int timeoutMs)
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    const auto done = [&] { return !playing_; };
+    if (timeoutMs < 0) {
+        changed_.wait(lock, done);
+        return true;
+    }
+    return changed_.wait_for(lock, std::chrono::milliseconds(timeoutMs), done);
+}
+
+void RecordedRun::setState(SessionState s)
+{
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        state_ = s;
+    }
+    notify([s](RunObserver &o) { o.stateChanged(s); });
+}
+
+void RecordedRun::play(int run)
+{
+    RunFile &file = *file_;
+    RunSummary summary;
+    std::string error;
+    try {
+        file.refresh();
+        RunConfig config = file.info().config;
+        const std::vector<Layer> &layers = file.layers();
+        notify([&](RunObserver &o) { o.runStarted(run, layers, config); });
+        setState(SessionState::Running);
+        SummaryBuilder builder(file.info(), layers.size());
+        int lastStep = -1;
+        std::int64_t lastEvent = 0;
+        std::vector<Event> pendingEvents;
+        // Events go out with the steps they belong to, so a view sees them where they happened.
+        const auto deliverEventsUpTo = [&](int step) {
+            std::size_t n = 0;
+            while (n < pendingEvents.size() && pendingEvents[n].step <= step)
+                ++n;
+            for (std::size_t i = 0; i < n; ++i)
+                notify([&](RunObserver &o) { o.eventRaised(pendingEvents[i]); });
+            pendingEvents.erase(pendingEvents.begin(), pendingEvents.begin() + std::ptrdiff_t(n));
+        };
+        for (;;) {
+            // Read the run row first: steps committed before the summary are all there then.
+            file.refresh();
+            const bool finished = file.info().finished;
+            for (Event &e : file.readEvents(lastEvent, &lastEvent)) {
+                e.run = run;
+                pendingEvents.push_back(std::move(e));
+            }
+            for (;;) {
+                const std::vector<StepRecordPtr> steps = file.readSteps(lastStep, options_.stepsPerRead);
+                for (const StepRecordPtr &r : steps) {
+                    deliverEventsUpTo(r->step - 1);
+                    auto stamped = std::make_shared<StepRecord>(*r);
+                    stamped->run = run;
+                    builder.add(*stamped);
+                    notify([&](RunObserver &o) { o.stepRecorded(stamped); });
+                    deliverEventsUpTo(r->step);
+                    lastStep = r->step;
+                }
+                if (int(steps.size()) < options_.stepsPerRead || stopRequested_)
+                    break;
+            }
+            if (finished || !options_.follow || stopRequested_) {
+                deliverEventsUpTo(std::numeric_limits<int>::max());
+                summary = finished ? file.info().summary : builder.summary();
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(options_.pollMs));
+        }
+    } catch (const std::exception &e) {
+        error = e.what();
+        summary.error = error;
+        summary.finished = false;
+    }
+    summary.run = run;
+    setState(summary.error.empty() ? SessionState::Finished : SessionState::Failed);
+    notify([&](RunObserver &o) { o.runFinished(summary); });
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        playing_ = false;
+    }
+    changed_.notify_all();
+}
+
+}  // namespace nanscope

@@ -1,0 +1,285 @@
+// RunFile: the reader. Every query of one call runs in one read transaction, so a writer's
+// commit in between never shows half a step.
+#include "nanscope/run_file.h"
+
+#include "record/run_file_json.h"
+#include "record/run_file_schema.h"
+#include "record/sqlite_db.h"
+
+#include <sys/stat.h>
+
+#include <map>
+
+namespace nanscope {
+
+namespace {
+
+std::int64_t sizeOf(const std::string &path)
+{
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? std::int64_t(st.st_size) : 0;
+}
+
+std::vector<std::int64_t> indexList(const std::string &text)
+{
+    if (text.empty())
+        return {};
+    const record::Json j = record::Json::parse(text, nullptr, false);
+    std::vector<std::int64_t> out;
+    if (j.is_array())
+        for (const auto &v : j)
+            if (v.is_number_integer())
+                out.push_back(v.get<std::int64_t>());
+    return out;
+}
+
+record::Json parsed(const std::string &text)
+{
+    return text.empty() ? record::Json() : record::Json::parse(text, nullptr, false);
+}
+
+// Read transactions: a snapshot of the file for the duration of one call.
+class ReadTransaction {
+public:
+    explicit ReadTransaction(record::Database &db) : db_(db) { db_.exec("BEGIN"); }
+    ~ReadTransaction()
+    {
+        try {
+            db_.exec("COMMIT");
+        } catch (const RunFileError &) {
+        }
+    }
+
+private:
+    record::Database &db_;
+};
+
+}  // namespace
+
+double RunFileStats::bytesPerLayerStep() const
+{
+    return steps > 0 && layers > 0 ? double(fileBytes) / (double(steps) * double(layers)) : 0.0;
+}
+
+struct RunFile::Impl {
+    std::string path;
+    std::unique_ptr<record::Database> db;
+    RunFileInfo info;
+    std::vector<Layer> layers;
+
+    void readRunRow();
+};
+
+RunFile::RunFile(const std::string &path) : d_(std::make_unique<Impl>())
+{
+    d_->path = path;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw RunFileError(path + ": no such file");
+    if (S_ISDIR(st.st_mode))
+        throw RunFileError(path + ": is a folder, not a run file");
+    if (st.st_size == 0)
+        throw RunFileError(path + ": the file is empty, not a run file");
+    d_->db = std::make_unique<record::Database>(path, record::Database::Mode::ReadOnly);
+    record::Database &db = *d_->db;
+    ReadTransaction t(db);
+    if (db.singleInt("PRAGMA application_id") != record::kRunFileApplicationId)
+        throw RunFileError(path + ": not a NaNScope run file");
+    const std::int64_t version = db.singleInt("PRAGMA user_version");
+    if (version > kRunFileFormatVersion)
+        throw RunFileError(path + ": written by a newer NaNScope (run file format " + std::to_string(version) +
+                           "; this one reads up to " + std::to_string(kRunFileFormatVersion) + ")");
+    if (version < 1)
+        throw RunFileError(path + ": not a NaNScope run file (no format version)");
+    d_->readRunRow();
+    record::Statement s = db.prepare("SELECT id, path, type, parent FROM layers ORDER BY id");
+    while (s.step()) {
+        Layer l;
+        l.id = int(s.integer(0));
+        l.path = s.text(1);
+        l.type = s.text(2);
+        l.parent = s.isNull(3) ? -1 : int(s.integer(3));
+        if (l.id != int(d_->layers.size()))
+            throw RunFileError(path + ": the file is damaged (layer ids are not 0, 1, 2, ...)");
+        d_->layers.push_back(l);
+    }
+}
+
+RunFile::~RunFile() = default;
+
+void RunFile::Impl::readRunRow()
+{
+    record::Statement s = db->prepare(
+        "SELECT format_version, nanscope_version, libtorch_version, created, scenario, model_path, model_sha256, "
+        "device, precision, seed, config, summary FROM run");
+    if (!s.step())
+        throw RunFileError(path + ": holds no run yet (its writer has not started the run)");
+    info.formatVersion = int(s.integer(0));
+    info.nanscopeVersion = s.text(1);
+    info.libtorchVersion = s.text(2);
+    info.created = s.text(3);
+    info.scenario = s.text(4);
+    info.modelPath = s.text(5);
+    info.modelSha256 = s.text(6);
+    info.device = s.text(7);
+    info.precision = s.text(8);
+    info.seed = std::uint64_t(s.integer(9));
+    info.config = record::configFrom(parsed(s.text(10)));
+    info.finished = !s.isNull(11);
+    if (info.finished) {
+        info.summary = record::summaryFrom(parsed(s.text(11)));
+        info.summary.finished = true;
+    }
+}
+
+const std::string &RunFile::path() const { return d_->path; }
+const RunFileInfo &RunFile::info() const { return d_->info; }
+const std::vector<Layer> &RunFile::layers() const { return d_->layers; }
+
+void RunFile::refresh()
+{
+    ReadTransaction t(*d_->db);
+    d_->readRunRow();
+}
+
+RunFileStats RunFile::stats() const
+{
+    ReadTransaction t(*d_->db);
+    RunFileStats st;
+    record::Statement s = d_->db->prepare("SELECT count(*), min(step), max(step) FROM steps");
+    if (s.step() && s.integer(0) > 0) {
+        st.steps = s.integer(0);
+        st.firstStep = int(s.integer(1));
+        st.lastStep = int(s.integer(2));
+    }
+    st.layers = int(d_->layers.size());
+    st.fileBytes = sizeOf(d_->path) + sizeOf(d_->path + "-wal");
+    return st;
+}
+
+std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool withLayers) const
+{
+    record::Database &db = *d_->db;
+    ReadTransaction t(db);
+    std::vector<std::shared_ptr<StepRecord>> out;
+    std::map<int, StepRecord *> byStep;
+    record::Statement s = db.prepare(
+        "SELECT step, loss, grad_norm, grad_norm_clipped, lr, loss_scale, skipped, rolled_back, why, step_ms, "
+        "origin_phase, origin_layer, origin_op, origin_source, origin_produced, origin_explanation, input_numel, "
+        "input_min, input_max, input_norm, input_nan, input_posinf, input_neginf, loss_numel, loss_min, loss_max, "
+        "loss_norm, loss_nan, loss_posinf, loss_neginf, bad_samples, quarantined, zeroed_gradients, "
+        "overflow_layers FROM steps WHERE step > ? ORDER BY step LIMIT ?");
+    s.bind(1, afterStep).bind(2, maxCount);
+    while (s.step()) {
+        auto r = std::make_shared<StepRecord>();
+        r->step = int(s.integer(0));
+        r->loss = s.real(1);
+        r->gradNorm = s.real(2);
+        r->gradNormClipped = s.real(3);
+        r->learningRate = s.real(4);
+        r->lossScale = s.real(5);
+        r->skipped = s.integer(6) != 0;
+        r->rolledBack = s.integer(7) != 0;
+        r->why = s.text(8);
+        r->stepMillis = s.real(9);
+        if (!s.isNull(10)) {
+            record::Json phase = s.text(10);
+            r->origin = record::originFrom(record::Json{{"phase", phase}});
+            r->origin.step = r->step;
+            r->origin.layer = s.isNull(11) ? -1 : int(s.integer(11));
+            if (r->origin.layer >= 0 && r->origin.layer < int(d_->layers.size()))
+                r->origin.layerPath = d_->layers[std::size_t(r->origin.layer)].path;
+            r->origin.op = s.text(12);
+            r->origin.source = s.text(13);
+            r->origin.produced = s.integer(14) != 0;
+            r->origin.explanation = s.text(15);
+        }
+        r->inputHealth = record::readHealthValues(s, 16);
+        if (r->inputHealth.present)
+            record::readCounts(s, 20, r->inputHealth);
+        r->lossHealth = record::readHealthValues(s, 23);
+        if (r->lossHealth.present)
+            record::readCounts(s, 27, r->lossHealth);
+        r->badSamples = indexList(s.text(30));
+        r->quarantined = indexList(s.text(31));
+        r->zeroedGradients = s.integer(32) != 0;
+        for (std::int64_t id : indexList(s.text(33)))
+            r->overflowLayers.push_back(int(id));
+        byStep[r->step] = r.get();
+        out.push_back(std::move(r));
+    }
+    if (withLayers && !out.empty()) {
+        const int first = out.front()->step, last = out.back()->step;
+        record::Statement l = db.prepare("SELECT * FROM layer_steps WHERE step BETWEEN ? AND ? ORDER BY step, layer");
+        l.bind(1, first).bind(2, last);
+        while (l.step()) {
+            const auto it = byStep.find(int(l.integer(0)));
+            const std::int64_t layer = l.integer(1);
+            if (it == byStep.end() || layer < 0 || layer >= std::int64_t(d_->layers.size()))
+                continue;  // a row of a step not read, or of no layer: nothing to attach it to
+            std::vector<LayerHealth> &layers = it->second->layers;
+            if (layers.size() < d_->layers.size())
+                layers.resize(d_->layers.size());
+            LayerHealth &lh = layers[std::size_t(layer)];
+            lh.inputFinite = l.integer(2) != 0;
+            lh.forward = record::readHealthValues(l, 3);
+            lh.grad = record::readHealthValues(l, 7);
+            lh.params = record::readHealthValues(l, 11);
+            lh.paramGrads = record::readHealthValues(l, 15);
+        }
+        record::Statement n = db.prepare(
+            "SELECT step, layer, kind, nan, posinf, neginf FROM layer_nonfinite WHERE step BETWEEN ? AND ?");
+        n.bind(1, first).bind(2, last);
+        while (n.step()) {
+            const auto it = byStep.find(int(n.integer(0)));
+            const std::int64_t layer = n.integer(1);
+            if (it == byStep.end() || layer < 0 || layer >= std::int64_t(it->second->layers.size()))
+                continue;
+            LayerHealth &lh = it->second->layers[std::size_t(layer)];
+            const std::string kind = n.text(2);
+            TensorHealth *h = kind == "forward" ? &lh.forward
+                              : kind == "grad"  ? &lh.grad
+                              : kind == "params" ? &lh.params
+                              : kind == "param_grads" ? &lh.paramGrads
+                                                      : nullptr;
+            if (h)
+                record::readCounts(n, 3, *h);
+        }
+    }
+    return {out.begin(), out.end()};
+}
+
+std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastId) const
+{
+    record::Database &db = *d_->db;
+    ReadTransaction t(db);
+    std::vector<Event> out;
+    std::map<std::int64_t, std::size_t> byId;
+    record::Statement s =
+        db.prepare("SELECT id, step, kind, layer, text, origin FROM events WHERE id > ? ORDER BY id");
+    s.bind(1, afterId);
+    std::int64_t newest = afterId;
+    while (s.step()) {
+        Event e(record::eventKindFrom(s.text(2)), int(s.integer(1)), s.isNull(3) ? -1 : int(s.integer(3)), s.text(4));
+        if (!s.isNull(5))
+            e.origin = record::originFrom(parsed(s.text(5)));
+        newest = s.integer(0);
+        byId[newest] = out.size();
+        out.push_back(std::move(e));
+    }
+    if (!out.empty()) {
+        record::Statement c =
+            db.prepare("SELECT event, control, old, new FROM control_changes WHERE event > ? ORDER BY rowid");
+        c.bind(1, afterId);
+        while (c.step()) {
+            const auto it = byId.find(c.integer(0));
+            if (it != byId.end())
+                out[it->second].changes.push_back({c.text(1), c.text(2), c.text(3)});
+        }
+    }
+    if (lastId)
+        *lastId = newest;
+    return out;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,30 @@
+#pragma once
+// The run file's JSON columns (run.config, run.controls, run.summary, events.origin). Non-finite
+// numbers are written as the strings "NaN", "Infinity" and "-Infinity", as the command line does.
+#include "nanscope/records.h"
+#include "nanscope/run_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace nanscope::record {
+
+using Json = nlohmann::ordered_json;
+
+Json numberJson(double v);
+double numberFrom(const Json &j);  // the inverse; a missing or unreadable value reads as NaN
+
+Json controlsJson(const Controls &c);
+Controls controlsFrom(const Json &j);
+Json configJson(const RunConfig &c);
+RunConfig configFrom(const Json &j);
+Json originJson(const Origin &o);
+Origin originFrom(const Json &j);
+Json summaryJson(const RunSummary &s);
+RunSummary summaryFrom(const Json &j);
+
+const char *eventKindName(EventKind k);
+EventKind eventKindFrom(const std::string &name);  // Info for a name it does not know
+
+}  // namespace nanscope::record

@@ -1,0 +1,181 @@
+#include "record/run_file_schema.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace nanscope::record {
+
+namespace {
+
+// Version 1. Documented column by column in docs/run-file.md: change both together, and bump
+// kRunFileFormatVersion for anything a reader of the old format would misread. Measured values
+// have no declared type: a REAL column would store -0.0 as the integer 0 and lose its sign.
+const char *const kSchema = R"sql(
+CREATE TABLE run (
+    format_version   INTEGER NOT NULL,
+    nanscope_version TEXT NOT NULL,
+    libtorch_version TEXT NOT NULL,
+    created          TEXT NOT NULL,
+    scenario         TEXT,
+    model_path       TEXT,
+    model_sha256     TEXT,
+    device           TEXT NOT NULL,
+    precision        TEXT NOT NULL,
+    seed             INTEGER NOT NULL,
+    config           TEXT NOT NULL,
+    controls         TEXT NOT NULL,
+    summary          TEXT,
+    finished         TEXT
+);
+CREATE TABLE layers (
+    id     INTEGER PRIMARY KEY,
+    path   TEXT NOT NULL,
+    type   TEXT NOT NULL,
+    parent INTEGER
+);
+CREATE TABLE steps (
+    step               INTEGER PRIMARY KEY,
+    loss,
+    grad_norm,
+    grad_norm_clipped,
+    lr,
+    loss_scale,
+    skipped            INTEGER NOT NULL,
+    rolled_back        INTEGER NOT NULL,
+    why                TEXT,
+    step_ms,
+    origin_phase       TEXT,
+    origin_layer       INTEGER,
+    origin_op          TEXT,
+    origin_source      TEXT,
+    origin_produced    INTEGER,
+    origin_explanation TEXT,
+    input_numel INTEGER, input_min, input_max, input_norm,
+    input_nan INTEGER, input_posinf INTEGER, input_neginf INTEGER,
+    input_absmax REAL GENERATED ALWAYS AS (max(abs(input_min), abs(input_max))) VIRTUAL,
+    loss_numel INTEGER, loss_min, loss_max, loss_norm,
+    loss_nan INTEGER, loss_posinf INTEGER, loss_neginf INTEGER,
+    loss_absmax REAL GENERATED ALWAYS AS (max(abs(loss_min), abs(loss_max))) VIRTUAL,
+    bad_samples        TEXT,
+    quarantined        TEXT,
+    zeroed_gradients   INTEGER NOT NULL,
+    overflow_layers    TEXT
+);
+CREATE TABLE layer_steps (
+    step INTEGER NOT NULL,
+    layer INTEGER NOT NULL,
+    input_finite INTEGER NOT NULL,
+    forward_numel INTEGER, forward_min, forward_max, forward_norm,
+    grad_numel INTEGER, grad_min, grad_max, grad_norm,
+    params_numel INTEGER, params_min, params_max, params_norm,
+    param_grads_numel INTEGER, param_grads_min, param_grads_max, param_grads_norm,
+    PRIMARY KEY (step, layer)
+) WITHOUT ROWID;
+CREATE TABLE layer_nonfinite (
+    step INTEGER NOT NULL,
+    layer INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    nan INTEGER NOT NULL,
+    posinf INTEGER NOT NULL,
+    neginf INTEGER NOT NULL,
+    PRIMARY KEY (step, layer, kind)
+) WITHOUT ROWID;
+CREATE TABLE events (
+    id     INTEGER PRIMARY KEY,
+    step   INTEGER NOT NULL,
+    kind   TEXT NOT NULL,
+    layer  INTEGER,
+    text   TEXT NOT NULL,
+    origin TEXT
+);
+CREATE TABLE control_changes (
+    event   INTEGER NOT NULL REFERENCES events(id),
+    step    INTEGER NOT NULL,
+    control TEXT NOT NULL,
+    old     TEXT NOT NULL,
+    new     TEXT NOT NULL
+);
+)sql";
+
+// The view users query: one row a layer, step and kind that was observed.
+std::string layerHealthView()
+{
+    std::string sql = "CREATE VIEW layer_health AS ";
+    const char *kinds[] = {"forward", "grad", "params", "param_grads"};
+    for (int k = 0; k < kHealthKinds; ++k) {
+        const std::string c = kinds[k];
+        if (k > 0)
+            sql += " UNION ALL ";
+        sql += "SELECT s.step, s.layer, '" + c + "' AS kind, s." + c + "_numel AS numel, " +
+               "coalesce(n.nan, 0) AS nan, coalesce(n.posinf, 0) AS posinf, coalesce(n.neginf, 0) AS neginf, " +
+               "s." + c + "_min AS min, s." + c + "_max AS max, max(abs(s." + c + "_min), abs(s." + c +
+               "_max)) AS absmax, s." + c + "_norm AS norm FROM layer_steps s LEFT JOIN layer_nonfinite n " +
+               "ON n.step = s.step AND n.layer = s.layer AND n.kind = '" + c + "' WHERE s." + c +
+               "_numel IS NOT NULL";
+    }
+    return sql + ";";
+}
+
+}  // namespace
+
+const char *healthKindName(HealthKind k)
+{
+    switch (k) {
+    case HealthKind::Forward: return "forward";
+    case HealthKind::Grad: return "grad";
+    case HealthKind::Params: return "params";
+    case HealthKind::ParamGrads: return "param_grads";
+    }
+    return "forward";
+}
+
+void createSchema(Database &db)
+{
+    db.exec(kSchema);
+    db.exec(layerHealthView());
+}
+
+void bindHealthValues(Statement &s, int first, const TensorHealth &h)
+{
+    if (!h.present) {
+        for (int i = 0; i < 4; ++i)
+            s.bindNull(first + i);
+        return;
+    }
+    s.bind(first, h.numel).bind(first + 1, h.min).bind(first + 2, h.max).bind(first + 3, h.finiteL2);
+}
+
+void bindCounts(Statement &s, int first, const TensorHealth &h)
+{
+    if (!h.present) {
+        for (int i = 0; i < 3; ++i)
+            s.bindNull(first + i);
+        return;
+    }
+    s.bind(first, h.nan).bind(first + 1, h.posInf).bind(first + 2, h.negInf);
+}
+
+TensorHealth readHealthValues(const Statement &s, int first)
+{
+    TensorHealth h;
+    if (s.isNull(first))
+        return h;
+    h.present = true;
+    h.numel = s.integer(first);
+    h.min = s.real(first + 1);
+    h.max = s.real(first + 2);
+    h.finiteL2 = s.real(first + 3);
+    h.absMax = std::isnan(h.min) ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::fmax(std::fabs(h.min), std::fabs(h.max));
+    return h;
+}
+
+void readCounts(const Statement &s, int first, TensorHealth &h)
+{
+    h.nan = s.integer(first);
+    h.posInf = s.integer(first + 1);
+    h.negInf = s.integer(first + 2);
+}
+
+}  // namespace nanscope::record

@@ -1,0 +1,31 @@
+#pragma once
+// The run file's schema, version 1 (docs/run-file.md is its description for users), and the one
+// encoding of a TensorHealth as columns, shared by the writer and the reader.
+#include "record/sqlite_db.h"
+
+#include "nanscope/health.h"
+
+namespace nanscope::record {
+
+// PRAGMA application_id of a run file: "NSRN".
+constexpr int kRunFileApplicationId = 0x4E53524E;
+
+// Creates every table and view in an empty database.
+void createSchema(Database &db);
+
+// A health as the columns <prefix>numel, <prefix>min, <prefix>max, <prefix>norm (bound from
+// parameter `first` on); numel NULL when nothing was observed. NaN goes in as NULL. The counts
+// of non-finite values are bound separately (bindCounts) where a table keeps them inline.
+void bindHealthValues(Statement &s, int first, const TensorHealth &h);
+void bindCounts(Statement &s, int first, const TensorHealth &h);
+// The inverse, reading columns from `first` on: numel, min, max, norm. absMax is
+// max(|min|, |max|), as every health kernel computes it, so it is not stored.
+TensorHealth readHealthValues(const Statement &s, int first);
+void readCounts(const Statement &s, int first, TensorHealth &h);
+
+// The per-layer kinds, as the `kind` column of layer_health spells them.
+enum class HealthKind { Forward, Grad, Params, ParamGrads };
+constexpr int kHealthKinds = 4;
+const char *healthKindName(HealthKind k);
+
+}  // namespace nanscope::record

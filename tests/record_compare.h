@@ -1,0 +1,125 @@
+#pragma once
+// Test helper: a record, an event or a health read back from a run file is the one that was
+// recorded, bit for bit (a NaN equals a NaN; ids of the run are not compared).
+#include "nanscope/records.h"
+
+#include <QString>
+
+#include <cmath>
+
+namespace nanscope::testing {
+
+// Bit for bit, the sign of zero included; any NaN equals any NaN (SQLite keeps no NaN payload).
+inline bool same(double a, double b)
+{
+    return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+inline QString diffHealth(const char *what, const TensorHealth &a, const TensorHealth &b)
+{
+    if (a.present != b.present || a.numel != b.numel || a.nan != b.nan || a.posInf != b.posInf ||
+        a.negInf != b.negInf || !same(a.min, b.min) || !same(a.max, b.max) || !same(a.absMax, b.absMax) ||
+        !same(a.finiteL2, b.finiteL2))
+        return QString("%1: live %2 numel %3 nan %4 +inf %5 -inf %6 min %7 max %8 absmax %9 l2 %10, read %11 %12 "
+                       "%13 %14 %15 %16 %17 %18 %19")
+            .arg(what)
+            .arg(a.present)
+            .arg(a.numel)
+            .arg(a.nan)
+            .arg(a.posInf)
+            .arg(a.negInf)
+            .arg(a.min, 0, 'g', 17)
+            .arg(a.max, 0, 'g', 17)
+            .arg(a.absMax, 0, 'g', 17)
+            .arg(a.finiteL2, 0, 'g', 17)
+            .arg(b.present)
+            .arg(b.numel)
+            .arg(b.nan)
+            .arg(b.posInf)
+            .arg(b.negInf)
+            .arg(b.min, 0, 'g', 17)
+            .arg(b.max, 0, 'g', 17)
+            .arg(b.absMax, 0, 'g', 17)
+            .arg(b.finiteL2, 0, 'g', 17);
+    return {};
+}
+
+inline QString diffOrigin(const Origin &a, const Origin &b)
+{
+    if (a.step != b.step || a.phase != b.phase || a.layer != b.layer || a.layerPath != b.layerPath || a.op != b.op ||
+        a.source != b.source || a.produced != b.produced || a.explanation != b.explanation)
+        return QString("origin: live %1 %2 %3 '%4' %5, read %6 %7 %8 '%9' %10")
+            .arg(a.step)
+            .arg(phaseName(a.phase))
+            .arg(a.layer)
+            .arg(QString::fromStdString(a.op))
+            .arg(QString::fromStdString(a.explanation))
+            .arg(b.step)
+            .arg(phaseName(b.phase))
+            .arg(b.layer)
+            .arg(QString::fromStdString(b.op))
+            .arg(QString::fromStdString(b.explanation));
+    return {};
+}
+
+// Empty when equal, else the first difference.
+inline QString diffRecord(const StepRecord &a, const StepRecord &b)
+{
+    const QString at = QString("step %1: ").arg(a.step);
+    if (a.step != b.step || !same(a.loss, b.loss) || !same(a.gradNorm, b.gradNorm) ||
+        !same(a.gradNormClipped, b.gradNormClipped) || !same(a.learningRate, b.learningRate) ||
+        !same(a.lossScale, b.lossScale) || a.skipped != b.skipped || a.rolledBack != b.rolledBack || a.why != b.why ||
+        !same(a.stepMillis, b.stepMillis) || a.zeroedGradients != b.zeroedGradients)
+        return at + QString("scalars: live loss %1 grad %2 lr %3, read %4 %5 %6 (step %7)")
+                        .arg(a.loss, 0, 'g', 17)
+                        .arg(a.gradNorm, 0, 'g', 17)
+                        .arg(a.learningRate, 0, 'g', 17)
+                        .arg(b.loss, 0, 'g', 17)
+                        .arg(b.gradNorm, 0, 'g', 17)
+                        .arg(b.learningRate, 0, 'g', 17)
+                        .arg(b.step);
+    if (a.badSamples != b.badSamples || a.quarantined != b.quarantined || a.overflowLayers != b.overflowLayers)
+        return at + "sample or layer lists differ";
+    if (QString d = diffOrigin(a.origin, b.origin); !d.isEmpty())
+        return at + d;
+    if (QString d = diffHealth("input", a.inputHealth, b.inputHealth); !d.isEmpty())
+        return at + d;
+    if (QString d = diffHealth("loss", a.lossHealth, b.lossHealth); !d.isEmpty())
+        return at + d;
+    if (a.layers.size() != b.layers.size())
+        return at + QString("%1 layers live, %2 read").arg(a.layers.size()).arg(b.layers.size());
+    for (std::size_t i = 0; i < a.layers.size(); ++i) {
+        const LayerHealth &x = a.layers[i], &y = b.layers[i];
+        const QString l = at + QString("layer %1 ").arg(i);
+        if (x.inputFinite != y.inputFinite)
+            return l + "inputFinite";
+        for (const auto &[name, p, q] : {std::tuple{"forward", &x.forward, &y.forward},
+                                         std::tuple{"grad", &x.grad, &y.grad},
+                                         std::tuple{"params", &x.params, &y.params},
+                                         std::tuple{"param grads", &x.paramGrads, &y.paramGrads}})
+            if (QString d = diffHealth(name, *p, *q); !d.isEmpty())
+                return l + d;
+    }
+    return {};
+}
+
+inline QString diffEvent(const Event &a, const Event &b)
+{
+    if (a.kind != b.kind || a.step != b.step || a.layer != b.layer || a.text != b.text)
+        return QString("event: live %1 '%2', read %3 '%4'")
+            .arg(a.step)
+            .arg(QString::fromStdString(a.text))
+            .arg(b.step)
+            .arg(QString::fromStdString(b.text));
+    if (QString d = diffOrigin(a.origin, b.origin); !d.isEmpty())
+        return "event " + d;
+    if (a.changes.size() != b.changes.size())
+        return "event: control changes differ in number";
+    for (std::size_t i = 0; i < a.changes.size(); ++i)
+        if (a.changes[i].control != b.changes[i].control || a.changes[i].before != b.changes[i].before ||
+            a.changes[i].after != b.changes[i].after)
+            return QString("event: control change %1 differs").arg(i);
+    return {};
+}
+
+}  // namespace nanscope::testing
