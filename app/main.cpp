@@ -7,6 +7,7 @@
 
 #include "nanscope/allocator.h"
 #include "nanscope/input_shape.h"
+#include "nanscope/run_file.h"
 #include "nanscope/scenario.h"
 
 #include <QApplication>
@@ -44,10 +45,12 @@ struct GuiOptions {
     {
         parser.setApplicationDescription(
             QStringLiteral("Find where, when and why NaN and Inf appear in training.\n"
-                           "Headless: nanscope scenarios | run | inspect | bench | gui-bench (each with --help)"));
+                           "Headless: nanscope scenarios | run | report | export | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
         parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
-        parser.addPositionalArgument(QStringLiteral("[FILE.pt]"), QStringLiteral("the same as --model FILE.pt"));
+        parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun]"),
+                                     QStringLiteral("a model (the same as --model FILE.pt), or a recorded run to open "
+                                                    "(also: nanscope open FILE.nsrun)"));
     }
 };
 
@@ -103,8 +106,11 @@ int runGui(int argc, char **argv)
     if (!nanscope::findScenario(parser.value(options.scenario).toStdString()))
         return fail(
             QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(options.scenario)));
-    const QString modelFile =
-        parser.isSet(options.model) ? parser.value(options.model) : parser.positionalArguments().value(0);
+    const QString positional = parser.positionalArguments().value(0);
+    const bool runFile = positional.endsWith(QString::fromLatin1(nanscope::kRunFileExtension), Qt::CaseInsensitive);
+    const QString modelFile = parser.isSet(options.model) ? parser.value(options.model)
+                              : runFile                   ? QString()
+                                                          : positional;
     std::optional<std::vector<std::int64_t>> shape;
     if (parser.isSet(options.inputShape) &&
         !(shape = nanscope::parseInputShape(parser.value(options.inputShape).toStdString())))
@@ -112,6 +118,14 @@ int runGui(int argc, char **argv)
     if (!nanscope::isKnownLoss(parser.value(options.loss).toStdString()))
         return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));
 
+    if (runFile) {
+        try {  // a file that cannot be read: one line and exit 1, as the command line does
+            nanscope::RunFile check(positional.toStdString());
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "nanscope: %s\n", e.what());
+            return 1;
+        }
+    }
     nanscope::MainWindow window;
     window.selectScenario(parser.value(options.scenario));
     if (!modelFile.isEmpty() && shape) {
@@ -140,7 +154,14 @@ int runGui(int argc, char **argv)
             });
         });
     }
-    if (parser.isSet(options.autostart) || parser.isSet(options.screenshot))
+    if (runFile) {
+        // A screenshot shows the file as it is; the window follows a run still being written.
+        const bool follow = !parser.isSet(options.screenshot);
+        QTimer::singleShot(0, &window, [&window, positional, follow] {
+            if (!window.openRun(positional, follow))
+                QApplication::exit(1);
+        });
+    } else if (parser.isSet(options.autostart) || parser.isSet(options.screenshot))
         QTimer::singleShot(0, &window, [&window] {
             if (!window.startRun())
                 QApplication::exit(1);
@@ -166,6 +187,12 @@ int main(int argc, char **argv)
     nanscope::keepFreedTensorMemory();
     if (argc > 1 && std::string(argv[1]) == "gui-bench")
         return runGuiBenchmark(argc, argv);
+    std::vector<char *> args(argv, argv + argc);
+    if (argc > 2 && std::string(argv[1]) == "open") {  // `nanscope open FILE.nsrun`: the window on it
+        args.erase(args.begin() + 1);
+        argc = int(args.size());
+        argv = args.data();
+    }
     if (argc > 1 && nanscope::cli::isSubcommand(argv[1])) {
         std::vector<std::string> args(argv + 1, argv + argc);
         return nanscope::cli::runSubcommand(args, std::cout, std::cerr);

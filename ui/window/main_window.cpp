@@ -13,6 +13,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFile>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -113,7 +114,12 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     updateStatus();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    controller_.stop();
+    controller_.wait(5000);
+    stopRecording();  // before the recorder dies: the source must not call it any more
+}
 
 void MainWindow::buildDocks()
 {
@@ -179,8 +185,14 @@ void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 
 bool MainWindow::startRun()
 {
+    if (recorded_)
+        return false;  // a recorded run is watched; File › Close run trains live again
+    recordLiveRun();
     QString error;
     if (!controller_.start(controls_->runConfig(), &error)) {
+        stopRecording();
+        QFile::remove(runFile_);
+        runFile_.clear();
         showError(tr("Cannot start the run"), error);
         return false;
     }
@@ -190,6 +202,7 @@ bool MainWindow::startRun()
 void MainWindow::resetRun()
 {
     controller_.discardCurrentRun();
+    stopRecording();
     store_.reset({});
     plots_->clear();
     map_->clear();
@@ -277,7 +290,8 @@ void MainWindow::updateStatus()
         stepsPerSecond_ = rateSteps_ * 1000.0 / double(rateClock_.restart());
         rateSteps_ = 0;
     }
-    stateLabel_->setText(QString::fromLatin1(sessionStateName(state_)));
+    stateLabel_->setText(recorded_ && state_ == SessionState::Running ? tr("following")
+                                                                      : QString::fromLatin1(sessionStateName(state_)));
     stepLabel_->setText(lastRecord_ ? tr("step %1").arg(lastRecord_->step) : tr("no steps"));
     rateLabel_->setText(tr("%1 steps/s").arg(stepsPerSecond_, 0, 'f', stepsPerSecond_ < 10 ? 1 : 0));
     if (deviceLabel_->text().isEmpty())
@@ -340,7 +354,9 @@ void MainWindow::closeEvent(QCloseEvent *event)
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("window/presentation"), action(QStringLiteral("presentation"))->isChecked());
-    controller_.stop();  // the controller's destructor joins the worker
+    controller_.stop();
+    controller_.wait(5000);  // the run's summary reaches its run file
+    stopRecording();
     event->accept();
 }
 

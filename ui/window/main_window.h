@@ -7,10 +7,13 @@
 #include "run/run_store.h"
 #include "window/session_controller.h"
 
+#include "nanscope/run_recorder.h"
+
 #include <QMainWindow>
 #include <QElapsedTimer>
 
 class QAction;
+class QMenu;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -46,6 +49,18 @@ public:
     void setPresentationMode(bool on);
 
     bool exportCsv(const QString &path, QString *error);
+
+    // Run files (main_window_runs.cpp). openRun() shows a recorded run, following it while its
+    // writer still writes; a file it cannot read gets a message box and returns false.
+    bool openRun(const QString &path, bool follow = true);
+    void closeRun();  // back to training live
+    bool showingRecordedRun() const { return recorded_; }
+    // The run file of what the window shows: the one opened, or the one it records a live run into.
+    QString runFile() const { return runFile_; }
+    bool saveRunAs(const QString &path, QString *error);
+    QStringList recentRuns() const;
+    // Where the window records the runs it trains (the newest kRecordedRunsKept are kept).
+    static QString runsFolder();
 
     SessionController &controller() { return controller_; }
     const RunStore &store() const { return store_; }
@@ -86,6 +101,11 @@ private:
     void showError(const QString &title, const QString &message);
     void warn(const QString &title, const QString &message);  // showError plus a window-modal box
     void showLesson();
+    void recordLiveRun();
+    void stopRecording();
+    void rememberRecentRun(const QString &path);
+    void fillRecentRunsMenu();
+    void applyRecordedRunLook();
 
     SessionController controller_;
     RunStore store_;
@@ -113,6 +133,10 @@ private:
     double stepsPerSecond_ = 0;
     bool originShown_ = false;
     QFont normalFont_;
+    std::unique_ptr<RunRecorder> recorder_;  // of the live run, observing the controller's source
+    QString runFile_;
+    bool recorded_ = false;  // the source is a run file
+    QMenu *recentMenu_ = nullptr;
 };
 
 }  // namespace nanscope

@@ -1,5 +1,5 @@
-// MainWindow's menus, toolbar and shortcuts, and the files that go in and out of it: models opened
-// or dropped, plots and step data exported. The rest of the window is in main_window.cpp.
+// MainWindow's menus, toolbar and shortcuts, and the files that go in and out of it: models and
+// runs opened or dropped, plots and step data exported. The rest of the window is in main_window.cpp.
 #include "window/main_window.h"
 
 #include "widgets/control_panel.h"
@@ -7,11 +7,14 @@
 #include "widgets/origin_panel.h"
 #include "widgets/plot_panel.h"
 
+#include "nanscope/run_file.h"
+
 #include <QAction>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QStatusBar>
@@ -61,6 +64,32 @@ void MainWindow::buildActions()
     menuBar()->insertMenu(run->menuAction(), file);
     file->addAction(
         make(QStringLiteral("openModel"), tr("&Open model…"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
+    file->addAction(make(QStringLiteral("openRun"), tr("Open &run…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O),
+                         [this] {
+                             const QString path = QFileDialog::getOpenFileName(
+                                 this, tr("Open run"), runsFolder(), tr("NaNScope runs (*.nsrun);;All files (*)"));
+                             if (!path.isEmpty())
+                                 openRun(path);
+                         }));
+    recentMenu_ = file->addMenu(tr("Open r&ecent run"));
+    recentMenu_->setObjectName(QStringLiteral("recentRuns"));
+    connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentRunsMenu);
+    file->addAction(make(QStringLiteral("saveRunAs"), tr("&Save run as…"), QKeySequence::SaveAs, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save run as"),
+                                                          controls_->runName() + QString::fromLatin1(kRunFileExtension),
+                                                          tr("NaNScope runs (*.nsrun)"));
+        if (path.isEmpty())
+            return;
+        QString error;
+        if (!saveRunAs(path, &error))
+            warn(tr("Cannot save the run"), error);
+        else
+            statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+    }));
+    QAction *closeRunAction = make(QStringLiteral("closeRun"), tr("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W),
+                                   [this] { closeRun(); });
+    closeRunAction->setEnabled(false);
+    file->addAction(closeRunAction);
     file->addSeparator();
     file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(),
                          [this] { exportDialog(QStringLiteral("png")); }));
@@ -94,7 +123,7 @@ void MainWindow::updateActions()
     // A source that cannot be steered (a recorded run) keeps these off whatever its state.
     const RunCapabilities can = controller_.capabilities();
     const bool active = state_ == SessionState::Running || state_ == SessionState::Paused;
-    action(QStringLiteral("start"))->setEnabled(can.start);
+    action(QStringLiteral("start"))->setEnabled(can.start && !recorded_);
     action(QStringLiteral("pause"))->setEnabled(can.steer && state_ == SessionState::Running);
     action(QStringLiteral("resume"))->setEnabled(can.steer && state_ == SessionState::Paused);
     action(QStringLiteral("step"))->setEnabled(can.steer && active);
@@ -131,14 +160,33 @@ void MainWindow::exportDialog(const QString &kind)
         statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
 }
 
+namespace {
+
+// The one .nsrun file a drop carries, else empty.
+QString runPathIn(const QMimeData *mime)
+{
+    if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().constFirst().isLocalFile())
+        return {};
+    const QString path = mime->urls().constFirst().toLocalFile();
+    return path.endsWith(QString::fromLatin1(kRunFileExtension), Qt::CaseInsensitive) ? path : QString();
+}
+
+}  // namespace
+
 void MainWindow::dragEnterEvent(QDragEnterEvent *event)
 {
-    if (!modelPathIn(event->mimeData()).isEmpty())
+    if (!modelPathIn(event->mimeData()).isEmpty() || !runPathIn(event->mimeData()).isEmpty())
         event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent *event)
 {
+    if (const QString run = runPathIn(event->mimeData()); !run.isEmpty()) {
+        event->acceptProposedAction();
+        QMetaObject::invokeMethod(
+            this, [this, run] { openRun(run); }, Qt::QueuedConnection);
+        return;
+    }
     const QString path = modelPathIn(event->mimeData());
     if (path.isEmpty())
         return;

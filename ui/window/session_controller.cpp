@@ -49,6 +49,26 @@ void SessionController::discardCurrentRun()
     finished_ = false;
 }
 
+void SessionController::setSource(std::unique_ptr<RunSource> source)
+{
+    source_->stop();
+    source_->wait(10000);
+    source_->removeObserver(this);
+    {
+        // Run ids count per source: the new one's first run must not look stale.
+        std::lock_guard<std::mutex> lock(mutex_);
+        currentRun_ = 0;
+        discardedUpTo_ = 0;
+        queued_.clear();
+        queuedEvents_.clear();
+        states_.clear();
+        started_ = false;
+        finished_ = false;
+    }
+    source_ = source ? std::move(source) : std::make_unique<Session>();
+    source_->addObserver(this);
+}
+
 // Source thread: only queue, and only what belongs to the newest run not discarded. A newer run
 // replaces whatever an older one still had queued.
 bool SessionController::accept(int run)

@@ -44,6 +44,13 @@ public:
 
     // Stops the current run and drops whatever it still delivers (the window was reset).
     void discardCurrentRun();
+    // Replaces the source (a recorded run instead of the live session, or back): the old one is
+    // stopped and nothing it still delivers arrives. Null: a new live Session.
+    void setSource(std::unique_ptr<RunSource> source);
+    RunSource &source() { return *source_; }
+    // Another observer of the source (the window's recorder): called on the source's thread.
+    void addObserver(RunObserver *observer) { source_->addObserver(observer); }
+    void removeObserver(RunObserver *observer) { source_->removeObserver(observer); }
     const std::vector<Layer> &layers() const { return layers_; }
     const RunConfig &runConfig() const { return config_; }
     const RunSummary &lastSummary() const { return summary_; }

@@ -81,4 +81,8 @@ private:
     std::unique_ptr<Impl> d_;
 };
 
+// Writes a consistent, self-contained copy of run file `from` to `to` (replacing it), even while
+// another process writes `from`: what was committed when the copy began. Throws RunFileError.
+void copyRunFile(const std::string &from, const std::string &to);
+
 }  // namespace nanscope

@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <map>
 
 namespace nanscope {
@@ -280,6 +281,20 @@ std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastI
     if (lastId)
         *lastId = newest;
     return out;
+}
+
+void copyRunFile(const std::string &from, const std::string &to)
+{
+    RunFile check(from);  // a copy of something that is not a run file would only fail later
+    std::remove(to.c_str());
+    record::Database db(from, record::Database::Mode::ReadOnly);
+    record::Statement s = db.prepare("VACUUM INTO ?");
+    s.bind(1, to);
+    try {
+        s.run();
+    } catch (const RunFileError &e) {
+        throw RunFileError(to + ": cannot write the copy (" + e.what() + ")");
+    }
 }
 
 }  // namespace nanscope

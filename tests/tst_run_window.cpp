@@ -1,0 +1,142 @@
+// The window and run files: a live run is recorded and reads back into a second window exactly as
+// it was shown live; a bad file gets a message box; a run can be saved elsewhere and closed.
+#include "models/layer_tree_model.h"
+#include "widgets/control_panel.h"
+#include "window/main_window.h"
+
+#include "nanscope/run_file.h"
+
+#include <QAction>
+#include <QFile>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace nanscope;
+
+namespace {
+
+bool runToEnd(MainWindow &w, const std::function<void()> &begin)
+{
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    begin();
+    return ended.wait(120000);
+}
+
+}  // namespace
+
+class TestRunWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);  // the runs folder and settings of a test
+        QVERIFY(dir_.isValid());
+    }
+    void openedRunShowsWhatLiveShowed_data();
+    void openedRunShowsWhatLiveShowed();
+    void badFileGetsAMessageBox();
+
+private:
+    QTemporaryDir dir_;
+};
+
+void TestRunWindow::openedRunShowsWhatLiveShowed_data()
+{
+    QTest::addColumn<QString>("scenario");
+    QTest::newRow("nan-input") << QStringLiteral("nan-input");
+    QTest::newRow("exploding-activations") << QStringLiteral("exploding-activations");
+}
+
+void TestRunWindow::openedRunShowsWhatLiveShowed()
+{
+    QFETCH(QString, scenario);
+    MainWindow live;
+    live.selectScenario(scenario);
+    live.setSteps(30);
+    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+    const QString file = live.runFile();
+    QVERIFY(file.startsWith(MainWindow::runsFolder()));
+    QVERIFY(QFile::exists(file));
+
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(file)); }));
+    QVERIFY(opened.showingRecordedRun());
+    QCOMPARE(opened.recentRuns().value(0), file);
+
+    // Plots, map, tree and origin: as live.
+    const RunStore &a = live.store(), &b = opened.store();
+    QCOMPARE(b.stepsSeen(), 30LL);
+    QCOMPARE(b.stepsSeen(), a.stepsSeen());
+    for (Series s : {Series::Loss, Series::GradNorm, Series::LearningRate}) {
+        const auto &x = a.series(s).buckets(), &y = b.series(s).buckets();
+        QCOMPARE(y.size(), x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            QCOMPARE(y[i].finiteCount, x[i].finiteCount);
+            QCOMPARE(y[i].firstNonFiniteStep, x[i].firstNonFiniteStep);
+            if (x[i].finiteCount > 0) {
+                QCOMPARE(y[i].min, x[i].min);
+                QCOMPARE(y[i].max, x[i].max);
+            }
+        }
+    }
+    QCOMPARE(b.map().columnCount(), a.map().columnCount());
+    QCOMPARE(b.map().layerCount(), a.map().layerCount());
+    for (MapKind k : {MapKind::Forward, MapKind::Gradient, MapKind::Parameters})
+        for (int c = 0; c < a.map().columnCount(); ++c)
+            for (int l = 0; l < a.map().layerCount(); ++l) {
+                const MapCell &x = a.map().cell(k, c, l), &y = b.map().cell(k, c, l);
+                QCOMPARE(y.present, x.present);
+                QCOMPARE(y.nonFinite(), x.nonFinite());
+                QCOMPARE(y.absMax, x.absMax);
+            }
+    QCOMPARE(opened.layerModel()->rowCount(opened.layerModel()->index(0, 0)),
+             live.layerModel()->rowCount(live.layerModel()->index(0, 0)));
+    QCOMPARE(opened.originText(), live.originText());
+    QCOMPARE(b.firstOrigin().step, a.firstOrigin().step);
+
+    // Nothing steers a recorded run, and the window says why.
+    QVERIFY(!opened.controlPanel()->isEnabled());
+    QVERIFY(opened.controlPanel()->toolTip().contains(QStringLiteral("recorded run")));
+    QVERIFY(!opened.action(QStringLiteral("start"))->isEnabled());
+    QVERIFY(!opened.action(QStringLiteral("pause"))->isEnabled());
+    QVERIFY(opened.action(QStringLiteral("closeRun"))->isEnabled());
+    QVERIFY(!opened.startRun());
+
+    // Save run as: a copy that opens on its own.
+    const QString copy = dir_.filePath(scenario + QStringLiteral("-copy.nsrun"));
+    QString error;
+    QVERIFY2(opened.saveRunAs(copy, &error), qPrintable(error));
+    QCOMPARE(RunFile(copy.toStdString()).stats().steps, 30);
+    QVERIFY2(live.saveRunAs(copy, &error), qPrintable(error));  // the live window's file, too
+    QVERIFY(RunFile(copy.toStdString()).info().finished);
+
+    // Close run: back to training live.
+    opened.closeRun();
+    QVERIFY(!opened.showingRecordedRun());
+    QVERIFY(opened.controlPanel()->isEnabled());
+    QVERIFY(opened.action(QStringLiteral("start"))->isEnabled());
+    QCOMPARE(opened.store().stepsSeen(), 0LL);
+}
+
+void TestRunWindow::badFileGetsAMessageBox()
+{
+    const QString path = dir_.filePath(QStringLiteral("notes.nsrun"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("these are my notes, not a run\n");
+    f.close();
+    MainWindow w;
+    QVERIFY(!w.openRun(path));
+    QVERIFY(!w.showingRecordedRun());
+    QMessageBox *box = w.findChild<QMessageBox *>();
+    QVERIFY(box);
+    QVERIFY2(box->text().startsWith(path + QStringLiteral(": ")), qPrintable(box->text()));
+    QVERIFY(box->text().contains(QStringLiteral("not a NaNScope run file")));
+    QVERIFY(w.controlPanel()->isEnabled());  // the live window is untouched
+}
+
+QTEST_MAIN(TestRunWindow)
+#include "tst_run_window.moc"

@@ -1,0 +1,180 @@
+// MainWindow and run files: every live run is recorded into the runs folder; a recorded run is
+// opened (File menu, recent runs, a drop, the command line) as the controller's source, shown as
+// it was live, and followed while its writer still writes.
+#include "window/main_window.h"
+
+#include "widgets/control_panel.h"
+#include "widgets/lesson_pane.h"
+
+#include "nanscope/recorded_run.h"
+#include "nanscope/run_file.h"
+
+#include <QAction>
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QMenu>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+
+namespace nanscope {
+
+namespace {
+
+constexpr int kRecordedRunsKept = 50;
+constexpr int kRecentRunsKept = 8;
+const QString kRecentKey = QStringLiteral("runs/recent");
+
+// The oldest recorded runs go once there are more than kRecordedRunsKept: a teacher's laptop
+// must not fill up with demo runs.
+void pruneRunsFolder(const QString &folder)
+{
+    QDir dir(folder);
+    const QFileInfoList files =
+        dir.entryInfoList({QStringLiteral("*.nsrun")}, QDir::Files, QDir::Time);  // newest first
+    for (int i = kRecordedRunsKept - 1; i < files.size(); ++i)
+        QFile::remove(files[i].absoluteFilePath());
+}
+
+}  // namespace
+
+QString MainWindow::runsFolder()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
+}
+
+void MainWindow::recordLiveRun()
+{
+    stopRecording();
+    const QString folder = runsFolder();
+    QDir().mkpath(folder);
+    pruneRunsFolder(folder);
+    const QString path = folder + QLatin1Char('/') +
+                         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")) +
+                         QLatin1Char('-') + controls_->runName() + QString::fromLatin1(kRunFileExtension);
+    RecorderOptions options;
+    options.onError = [this](const std::string &message) {  // the writer's thread
+        const QString text = QString::fromStdString(message);
+        QMetaObject::invokeMethod(
+            this, [this, text] { warn(tr("Recording stopped"), text + tr(" The run goes on unrecorded.")); },
+            Qt::QueuedConnection);
+    };
+    try {
+        recorder_ = std::make_unique<RunRecorder>(path.toStdString(), options);
+    } catch (const RunFileError &e) {
+        showError(tr("This run is not recorded"), QString::fromStdString(e.what()));
+        runFile_.clear();
+        return;
+    }
+    controller_.addObserver(recorder_.get());
+    runFile_ = path;
+}
+
+void MainWindow::stopRecording()
+{
+    if (!recorder_)
+        return;
+    controller_.removeObserver(recorder_.get());
+    recorder_->close();
+    recorder_.reset();
+}
+
+bool MainWindow::openRun(const QString &path, bool follow)
+{
+    RecordedRunOptions options;
+    options.follow = follow;
+    std::unique_ptr<RecordedRun> run;
+    try {
+        run = std::make_unique<RecordedRun>(path.toStdString(), options);
+    } catch (const std::exception &e) {
+        warn(tr("Cannot open the run"), QString::fromStdString(e.what()));
+        return false;
+    }
+    const RunFileInfo info = run->info();
+    stopRecording();
+    controller_.setSource(std::move(run));
+    recorded_ = true;
+    runFile_ = path;
+    applyRecordedRunLook();
+    if (!info.scenario.empty())
+        lesson_->showLesson(QString::fromStdString(info.scenario));
+    else
+        lesson_->showPage(tr("# Recorded run of a model\n\n`%1` (sha256 `%2`), recorded with NaNScope %3 on %4.")
+                              .arg(QString::fromStdString(info.modelPath), QString::fromStdString(info.modelSha256),
+                                   QString::fromStdString(info.nanscopeVersion), QString::fromStdString(info.created)));
+    QString error;
+    controller_.start(info.config, &error);  // plays the file; a recorded run cannot refuse
+    rememberRecentRun(path);
+    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    updateActions();
+    return true;
+}
+
+void MainWindow::applyRecordedRunLook()
+{
+    controls_->setEnabled(!recorded_);
+    controls_->setToolTip(recorded_ ? tr("A recorded run: its controls were applied when it ran and cannot "
+                                         "change it now. File › Close run trains live again.")
+                                    : QString());
+    setWindowTitle(recorded_ ? tr("NaNScope — %1").arg(QFileInfo(runFile_).fileName()) : QStringLiteral("NaNScope"));
+    if (QAction *a = action(QStringLiteral("closeRun")))
+        a->setEnabled(recorded_);
+}
+
+void MainWindow::closeRun()
+{
+    if (!recorded_)
+        return;
+    controller_.setSource(nullptr);
+    recorded_ = false;
+    runFile_.clear();
+    applyRecordedRunLook();
+    resetRun();
+    showLesson();
+    updateActions();
+}
+
+bool MainWindow::saveRunAs(const QString &path, QString *error)
+{
+    if (runFile_.isEmpty()) {
+        if (error)
+            *error = tr("there is no run to save yet");
+        return false;
+    }
+    if (recorder_)
+        recorder_->flush();  // everything shown so far is in the file
+    try {
+        copyRunFile(runFile_.toStdString(), path.toStdString());
+    } catch (const RunFileError &e) {
+        if (error)
+            *error = QString::fromStdString(e.what());
+        return false;
+    }
+    return true;
+}
+
+QStringList MainWindow::recentRuns() const { return QSettings().value(kRecentKey).toStringList(); }
+
+void MainWindow::rememberRecentRun(const QString &path)
+{
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    QStringList runs = recentRuns();
+    runs.removeAll(absolute);
+    runs.prepend(absolute);
+    while (runs.size() > kRecentRunsKept)
+        runs.removeLast();
+    QSettings().setValue(kRecentKey, runs);
+}
+
+void MainWindow::fillRecentRunsMenu()
+{
+    recentMenu_->clear();
+    const QStringList runs = recentRuns();
+    for (const QString &path : runs)
+        recentMenu_->addAction(QFileInfo(path).fileName(), this, [this, path] { openRun(path); })->setToolTip(path);
+    if (runs.isEmpty())
+        recentMenu_->addAction(tr("(none yet)"))->setEnabled(false);
+}
+
+}  // namespace nanscope
