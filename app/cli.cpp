@@ -199,8 +199,8 @@ const char *usage(const std::string &command)
                "  non-finite value\n";
     return "usage: nanscope bench [--rounds N] [--only mlp|cnn|deep] [--json]\n"
            "       nanscope bench --model FILE.pt --input-shape 8x3x64x64 [--rounds N] [--json]\n"
-           "  median step time with the probe off, with the full map and with op-level checks,\n"
-           "  interleaved in one run, and their ratios\n";
+           "  median step time with the probe off, with the full map, with the full map recorded\n"
+           "  into a run file and with op-level checks, interleaved in one run, and their ratios\n";
 }
 
 }  // namespace

@@ -25,8 +25,12 @@ Json benchJson(const BenchResult &b, bool withLoading)
     j["probe_off_ms"] = jsonNumber(b.probeOffMs);
     j["full_map_ms"] = jsonNumber(b.fullMapMs);
     j["op_level_ms"] = jsonNumber(b.opLevelMs);
+    j["record_ms"] = jsonNumber(b.recordMs);
     j["full_map_ratio"] = jsonNumber(b.fullMapRatio());
     j["op_level_ratio"] = jsonNumber(b.opLevelRatio());
+    j["record_ratio"] = jsonNumber(b.recordRatio());
+    j["record_over_map_ratio"] = jsonNumber(b.recordOverMapRatio());
+    j["record_bytes_per_layer_step"] = jsonNumber(b.bytesPerLayerStep);
     return j;
 }
 
@@ -49,15 +53,18 @@ int benchBuiltInModels(const std::vector<std::string> &args, std::ostream &out, 
         "cpu", Precision::FP32, models);
     if (!json)
         out << "median step time over " << rounds << " interleaved rounds (batch 32, 1 thread)\n"
-            << "model   probe off   full map   op-level   map ratio   op ratio\n";
+            << "model   probe off   full map   recorded   op-level   map ratio   op ratio   record ratio  "
+               "record/map  bytes/layer-step\n";
     for (const BenchResult &b : results) {
         if (json) {
             out << jsonLine(benchJson(b, false)) << '\n';
         } else {
             out << std::left << std::setw(6) << b.model << std::right << std::fixed << std::setprecision(3)
                 << std::setw(9) << b.probeOffMs << "ms" << std::setw(9) << b.fullMapMs << "ms" << std::setw(9)
-                << b.opLevelMs << "ms" << std::setw(11) << b.fullMapRatio() << 'x' << std::setw(10) << b.opLevelRatio()
-                << "x\n";
+                << b.recordMs << "ms" << std::setw(9) << b.opLevelMs << "ms" << std::setw(11) << b.fullMapRatio() << 'x'
+                << std::setw(10) << b.opLevelRatio() << 'x' << std::setw(14) << b.recordRatio() << 'x' << std::setw(11)
+                << b.recordOverMapRatio() << 'x' << std::setw(14) << std::setprecision(1) << b.bytesPerLayerStep
+                << '\n';
         }
     }
     return 0;
@@ -89,7 +96,9 @@ int benchModelFile(const std::vector<std::string> &args, std::ostream &out, std:
             << "load " << b.loadMs << " ms, instrument " << b.instrumentMs << " ms\n"
             << "median step: probe off " << b.probeOffMs << " ms, full map " << b.fullMapMs << " ms ("
             << std::setprecision(3) << b.fullMapRatio() << "x), op-level " << std::setprecision(2) << b.opLevelMs
-            << " ms (" << std::setprecision(3) << b.opLevelRatio() << "x)\n";
+            << " ms (" << std::setprecision(3) << b.opLevelRatio() << "x), recorded " << std::setprecision(2)
+            << b.recordMs << " ms (" << std::setprecision(3) << b.recordRatio() << "x; " << b.recordOverMapRatio()
+            << "x the map), " << std::setprecision(1) << b.bytesPerLayerStep << " bytes per layer-step\n";
     }
     return 0;
 }

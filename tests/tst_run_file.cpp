@@ -166,6 +166,8 @@ private slots:
     void followSeesAnotherProcessWrite();
     void badFiles_data();
     void badFiles();
+    void corpusOfBrokenFiles_data();
+    void corpusOfBrokenFiles();
     void unwritablePathFailsAtOnce();
     void exportWritesCsv();
 
@@ -510,6 +512,44 @@ void TestRunFile::badFiles()
         const QByteArray after = bytesOf(path);
         QVERIFY(kind == "empty" ? after.isEmpty() : !after.isEmpty());
     }
+}
+
+// The fuzzer's seeds (tests/data/run-files): bad-* are refused with one line, good-* are read,
+// whatever odd values they hold.
+void TestRunFile::corpusOfBrokenFiles_data()
+{
+    QTest::addColumn<QString>("path");
+    const QDir corpus(NANSCOPE_RUN_FILE_CORPUS);
+    const QStringList files = corpus.entryList({"*.nsrun"}, QDir::Files, QDir::Name);
+    QVERIFY(files.size() >= 8);
+    for (const QString &f : files)
+        QTest::newRow(qPrintable(f)) << corpus.filePath(f);
+}
+
+void TestRunFile::corpusOfBrokenFiles()
+{
+    QFETCH(QString, path);
+    // A copy: the reader must not need to write, and the corpus must stay as committed.
+    const QString copy = file("corpus-" + QFileInfo(path).fileName());
+    QFile::remove(copy);
+    QVERIFY(QFile::copy(path, copy));
+    const bool good = QFileInfo(path).fileName().startsWith("good-");
+    QString message;
+    try {
+        RunFile f(copy.toStdString());
+        readAll(f);
+        f.readEvents(0);
+    } catch (const RunFileError &e) {
+        message = QString::fromStdString(e.what());
+    }
+    QCOMPARE(message.isEmpty(), good);
+    const auto report = nanscope::testing::run({"report", copy});
+    QCOMPARE(report.code, good ? 0 : 1);
+    if (!good) {
+        QVERIFY2(report.err.startsWith("nanscope: " + copy + ": "), qPrintable(report.err));
+        QCOMPARE(report.err.count('\n'), 1);
+    }
+    QCOMPARE(bytesOf(copy), bytesOf(path));  // reading wrote nothing
 }
 
 void TestRunFile::unwritablePathFailsAtOnce()

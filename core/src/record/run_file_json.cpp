@@ -105,11 +105,11 @@ Controls controlsFrom(const Json &j)
     return c;
 }
 
-Json configJson(const RunConfig &c)
+Json configJson(const RunConfig &c, const Controls &initial, int steps)
 {
     return Json{{"scenario", c.usesModelFile() ? Json() : Json(c.scenario)},
                 {"model", c.usesModelFile() ? Json(c.modelPath) : Json()},
-                {"steps", stepsToRun(c)},
+                {"steps", steps},
                 {"seed", c.seed},
                 {"device", c.device},
                 {"batch_size", c.batchSize},
@@ -123,7 +123,7 @@ Json configJson(const RunConfig &c)
                 {"targets", c.targetsPath},
                 {"loss", c.loss},
                 {"save", c.savePath},
-                {"controls", controlsJson(initialControls(c))}};
+                {"controls", controlsJson(initial)}};
 }
 
 RunConfig configFrom(const Json &j)

@@ -17,7 +17,9 @@ double numberFrom(const Json &j);  // the inverse; a missing or unreadable value
 
 Json controlsJson(const Controls &c);
 Controls controlsFrom(const Json &j);
-Json configJson(const RunConfig &c);
+// `initial` and `steps` as the run resolved them (initialControls(), stepsToRun()): this file stays
+// free of the scenario registry, so the reader builds without LibTorch (the fuzz target).
+Json configJson(const RunConfig &c, const Controls &initial, int steps);
 RunConfig configFrom(const Json &j);
 Json originJson(const Origin &o);
 Origin originFrom(const Json &j);

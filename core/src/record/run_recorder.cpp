@@ -291,7 +291,7 @@ void RunRecorder::Impl::write(const Start &s)
         .bind(8, c.device)
         .bind(9, std::string(precisionName(controls.precision)))
         .bind(10, std::int64_t(c.seed))
-        .bind(11, record::configJson(c).dump())
+        .bind(11, record::configJson(c, controls, stepsToRun(c)).dump())
         .bind(12, record::controlsJson(controls).dump());
     run.run();
     record::Statement layer = db->prepare("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)");
