@@ -119,6 +119,61 @@ void compareRun(const RunCollector &live, const RunFile &file)
     QCOMPARE(built.nonFiniteStepsPerLayer, a.nonFiniteStepsPerLayer);
 }
 
+double sqlValue(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? kNaN : sqlite3_column_double(s, i);
+}
+
+// What anyone reads through SQL (the layer_health view, no NaNScope code) is the record, bit for
+// bit: the compact encoding of min and max decodes in SQL alone.
+void compareViewWithRecords(const QString &path, const std::vector<StepRecordPtr> &records)
+{
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt *s = nullptr;
+    QCOMPARE(sqlite3_prepare_v2(db,
+                                "SELECT numel, nan, posinf, neginf, min, max, absmax, norm FROM layer_health WHERE "
+                                "step = ? AND layer = ? AND kind = ?",
+                                -1, &s, nullptr),
+             SQLITE_OK);
+    const char *kinds[] = {"forward", "grad", "params", "param_grads"};
+    int rows = 0;
+    for (const StepRecordPtr &r : records)
+        for (std::size_t l = 0; l < r->layers.size(); ++l) {
+            const LayerHealth &lh = r->layers[l];
+            const TensorHealth *hs[] = {&lh.forward, &lh.grad, &lh.params, &lh.paramGrads};
+            for (int k = 0; k < 4; ++k) {
+                sqlite3_reset(s);
+                sqlite3_bind_int(s, 1, r->step);
+                sqlite3_bind_int(s, 2, int(l));
+                sqlite3_bind_text(s, 3, kinds[k], -1, SQLITE_STATIC);
+                const TensorHealth &h = *hs[k];
+                const int rc = sqlite3_step(s);
+                QCOMPARE(rc, h.present ? SQLITE_ROW : SQLITE_DONE);
+                if (!h.present)
+                    continue;
+                ++rows;
+                QCOMPARE(sqlite3_column_int64(s, 0), h.numel);
+                QCOMPARE(sqlite3_column_int64(s, 1), h.nan);
+                QCOMPARE(sqlite3_column_int64(s, 2), h.posInf);
+                QCOMPARE(sqlite3_column_int64(s, 3), h.negInf);
+                const double values[] = {h.min, h.max, h.absMax, h.finiteL2};
+                for (int v = 0; v < 4; ++v)
+                    QVERIFY2(nanscope::testing::same(sqlValue(s, 4 + v), values[v]),
+                             qPrintable(QString("step %1 layer %2 %3 column %4: SQL %5, record %6")
+                                            .arg(r->step)
+                                            .arg(l)
+                                            .arg(kinds[k])
+                                            .arg(4 + v)
+                                            .arg(sqlValue(s, 4 + v), 0, 'g', 17)
+                                            .arg(values[v], 0, 'g', 17)));
+            }
+        }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    QVERIFY(rows > 0);
+}
+
 QByteArray bytesOf(const QString &path)
 {
     QFile f(path);
@@ -195,6 +250,7 @@ void TestRunFile::scenarioRoundTrip()
     QVERIFY(!live->records.empty());
     RunFile f(path.toStdString());
     compareRun(*live, f);
+    compareViewWithRecords(path, live->records);
     QCOMPARE(f.info().scenario, config.scenario);
     QCOMPARE(f.info().formatVersion, kRunFileFormatVersion);
     QCOMPARE(f.info().config.steps, 40);
@@ -264,7 +320,8 @@ void TestRunFile::nonFiniteValuesRoundTrip()
     config.scenario = "pushed";
     source.beginRun(7, layers, config);
     std::vector<StepRecordPtr> pushed;
-    const double values[] = {kNaN, kInf, -kInf, 0.0, -0.0, 1e-310, 3.4028234663852886e38, -1.5};
+    // A double no float holds (1e-310), a float's own subnormal, the largest float, -0.0.
+    const double values[] = {kNaN, kInf, -kInf, 0.0, -0.0, 1e-310, 3.4028234663852886e38, double(-1e-40f)};
     for (int i = 0; i < 8; ++i) {
         auto r = std::make_shared<StepRecord>();
         r->run = 7;
@@ -282,9 +339,9 @@ void TestRunFile::nonFiniteValuesRoundTrip()
         h.nan = i;
         h.posInf = 2 * i;
         h.negInf = 3 * i;
-        if (i % 2 == 0) {  // no finite element: min and max stay NaN
-            h.min = values[(i + 5) % 8] < 0 ? values[(i + 5) % 8] : -2.0;
-            h.max = 7.0;
+        if (i % 2 == 0) {  // else no finite element: min and max stay NaN
+            h.min = std::isnan(values[(i + 5) % 8]) ? -2.0 : values[(i + 5) % 8];
+            h.max = i == 4 ? 0.1 : 7.0;  // 0.1: no float holds it exactly
             h.absMax = std::fmax(std::fabs(h.min), std::fabs(h.max));
         }
         h.finiteL2 = i == 3 ? kInf : 1.0 + i;
@@ -323,6 +380,7 @@ void TestRunFile::nonFiniteValuesRoundTrip()
     QCOMPARE(read[2]->loss, -kInf);
     QVERIFY(std::signbit(read[4]->loss));  // -0.0 stays -0.0
     QVERIFY(!f.info().finished);           // no summary was ever written
+    compareViewWithRecords(path, pushed);
 
     // The same values through SQL, as anyone reads them: NULL is NaN, Inf is Inf.
     sqlite3 *db = nullptr;

@@ -211,22 +211,24 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
     }
     if (withLayers && !out.empty()) {
         const int first = out.front()->step, last = out.back()->step;
-        record::Statement l = db.prepare("SELECT * FROM layer_steps WHERE step BETWEEN ? AND ? ORDER BY step, layer");
-        l.bind(1, first).bind(2, last);
-        while (l.step()) {
-            const auto it = byStep.find(int(l.integer(0)));
-            const std::int64_t layer = l.integer(1);
-            if (it == byStep.end() || layer < 0 || layer >= std::int64_t(d_->layers.size()))
-                continue;  // a row of a step not read, or of no layer: nothing to attach it to
+        const std::int64_t count = std::int64_t(d_->layers.size());
+        record::Statement l = db.prepare("SELECT * FROM layer_steps WHERE key BETWEEN ? AND ? ORDER BY key");
+        l.bind(1, record::layerStepKey(first, 0, count)).bind(2, record::layerStepKey(last, count - 1, count));
+        while (count > 0 && l.step()) {
+            const std::int64_t key = l.integer(0);
+            const auto it = byStep.find(int(key / count));
+            const std::int64_t layer = key % count;
+            if (it == byStep.end() || layer < 0)
+                continue;  // a row of a step not read: nothing to attach it to
             std::vector<LayerHealth> &layers = it->second->layers;
             if (layers.size() < d_->layers.size())
                 layers.resize(d_->layers.size());
             LayerHealth &lh = layers[std::size_t(layer)];
-            lh.inputFinite = l.integer(2) != 0;
-            lh.forward = record::readHealthValues(l, 3);
-            lh.grad = record::readHealthValues(l, 7);
-            lh.params = record::readHealthValues(l, 11);
-            lh.paramGrads = record::readHealthValues(l, 15);
+            lh.inputFinite = l.integer(1) != 0;
+            lh.forward = record::readHealthValues(l, 2, record::Range::Compact);
+            lh.grad = record::readHealthValues(l, 6, record::Range::Compact);
+            lh.params = record::readHealthValues(l, 10, record::Range::Compact);
+            lh.paramGrads = record::readHealthValues(l, 14, record::Range::Compact);
         }
         record::Statement n = db.prepare(
             "SELECT step, layer, kind, nan, posinf, neginf FROM layer_nonfinite WHERE step BETWEEN ? AND ?");

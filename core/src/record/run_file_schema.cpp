@@ -1,6 +1,9 @@
 #include "record/run_file_schema.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -63,15 +66,17 @@ CREATE TABLE steps (
     overflow_layers    TEXT
 );
 CREATE TABLE layer_steps (
-    step INTEGER NOT NULL,
-    layer INTEGER NOT NULL,
+    key INTEGER PRIMARY KEY,
     input_finite INTEGER NOT NULL,
     forward_numel INTEGER, forward_min, forward_max, forward_norm,
     grad_numel INTEGER, grad_min, grad_max, grad_norm,
     params_numel INTEGER, params_min, params_max, params_norm,
-    param_grads_numel INTEGER, param_grads_min, param_grads_max, param_grads_norm,
-    PRIMARY KEY (step, layer)
-) WITHOUT ROWID;
+    param_grads_numel INTEGER, param_grads_min, param_grads_max, param_grads_norm
+);
+CREATE TABLE float32_exponents (
+    e     INTEGER PRIMARY KEY,
+    scale NOT NULL
+);
 CREATE TABLE layer_nonfinite (
     step INTEGER NOT NULL,
     layer INTEGER NOT NULL,
@@ -98,11 +103,32 @@ CREATE TABLE control_changes (
 );
 )sql";
 
-// The view users query: one row a layer, step and kind that was observed.
-std::string layerHealthView()
+// SQL that decodes a compact min or max column (see Range::Compact): a float's bits are
+// sign, 8 exponent bits and 23 mantissa bits; float32_exponents holds each exponent's power of
+// two, so no math function is needed and every value comes out exact.
+std::string decodedRange(const std::string &c)
 {
-    std::string sql = "CREATE VIEW layer_health AS ";
+    const std::string e = "((" + c + " >> 23) & 255)";
+    return "CASE typeof(" + c + ") WHEN 'integer' THEN (CASE WHEN " + c + " < 0 THEN -1.0 ELSE 1.0 END) * (CASE " +
+           e + " WHEN 255 THEN 9e999 ELSE ((" + c + " & 8388607) + (CASE " + e +
+           " WHEN 0 THEN 0 ELSE 8388608 END)) * (SELECT scale FROM float32_exponents WHERE e = " + e + ") END) ELSE " +
+           c + " END";
+}
+
+// The views users query: layer_steps decoded (one row a step and layer), and layer_health (one
+// row a layer, step and kind that was observed).
+std::string views()
+{
     const char *kinds[] = {"forward", "grad", "params", "param_grads"};
+    std::string wide = "CREATE VIEW layer_steps_decoded AS SELECT key / (SELECT count(*) FROM layers) AS step, "
+                       "key % (SELECT count(*) FROM layers) AS layer, input_finite";
+    for (const char *k : kinds) {
+        const std::string c = k;
+        wide += ", " + c + "_numel, " + decodedRange(c + "_min") + " AS " + c + "_min, " + decodedRange(c + "_max") +
+                " AS " + c + "_max, " + c + "_norm";
+    }
+    wide += " FROM layer_steps;";
+    std::string sql = "CREATE VIEW layer_health AS ";
     for (int k = 0; k < kHealthKinds; ++k) {
         const std::string c = kinds[k];
         if (k > 0)
@@ -110,11 +136,35 @@ std::string layerHealthView()
         sql += "SELECT s.step, s.layer, '" + c + "' AS kind, s." + c + "_numel AS numel, " +
                "coalesce(n.nan, 0) AS nan, coalesce(n.posinf, 0) AS posinf, coalesce(n.neginf, 0) AS neginf, " +
                "s." + c + "_min AS min, s." + c + "_max AS max, max(abs(s." + c + "_min), abs(s." + c +
-               "_max)) AS absmax, s." + c + "_norm AS norm FROM layer_steps s LEFT JOIN layer_nonfinite n " +
+               "_max)) AS absmax, s." + c + "_norm AS norm FROM layer_steps_decoded s LEFT JOIN layer_nonfinite n " +
                "ON n.step = s.step AND n.layer = s.layer AND n.kind = '" + c + "' WHERE s." + c +
                "_numel IS NOT NULL";
     }
-    return sql + ";";
+    return wide + sql + ";";
+}
+
+void bindRange(Statement &s, int i, double v, Range range)
+{
+    const bool fits = std::isinf(v) || std::fabs(v) <= double(std::numeric_limits<float>::max());
+    const float f = fits ? float(v) : 0.0f;
+    if (range == Range::Compact && fits && double(f) == v) {
+        std::int32_t bits;
+        std::memcpy(&bits, &f, sizeof bits);
+        s.bind(i, std::int64_t(bits));
+    } else {
+        s.bind(i, v);
+    }
+}
+
+double readRange(const Statement &s, int i, Range range)
+{
+    if (range == Range::Compact && s.isInteger(i)) {
+        const auto bits = std::int32_t(s.integer(i));
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return double(f);
+    }
+    return s.real(i);
 }
 
 }  // namespace
@@ -133,17 +183,23 @@ const char *healthKindName(HealthKind k)
 void createSchema(Database &db)
 {
     db.exec(kSchema);
-    db.exec(layerHealthView());
+    db.exec(views());
+    Statement scale = db.prepare("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)");
+    for (int e = 0; e < 255; ++e)  // a float's value is mantissa * 2^(e - 150); e = 0: 2^-149
+        scale.bind(1, e).bind(2, std::ldexp(1.0, std::max(e, 1) - 150)).run();
 }
 
-void bindHealthValues(Statement &s, int first, const TensorHealth &h)
+void bindHealthValues(Statement &s, int first, const TensorHealth &h, Range range)
 {
     if (!h.present) {
         for (int i = 0; i < 4; ++i)
             s.bindNull(first + i);
         return;
     }
-    s.bind(first, h.numel).bind(first + 1, h.min).bind(first + 2, h.max).bind(first + 3, h.finiteL2);
+    s.bind(first, h.numel);
+    bindRange(s, first + 1, h.min, range);
+    bindRange(s, first + 2, h.max, range);
+    s.bind(first + 3, h.finiteL2);
 }
 
 void bindCounts(Statement &s, int first, const TensorHealth &h)
@@ -156,15 +212,15 @@ void bindCounts(Statement &s, int first, const TensorHealth &h)
     s.bind(first, h.nan).bind(first + 1, h.posInf).bind(first + 2, h.negInf);
 }
 
-TensorHealth readHealthValues(const Statement &s, int first)
+TensorHealth readHealthValues(const Statement &s, int first, Range range)
 {
     TensorHealth h;
     if (s.isNull(first))
         return h;
     h.present = true;
     h.numel = s.integer(first);
-    h.min = s.real(first + 1);
-    h.max = s.real(first + 2);
+    h.min = readRange(s, first + 1, range);
+    h.max = readRange(s, first + 2, range);
     h.finiteL2 = s.real(first + 3);
     h.absMax = std::isnan(h.min) ? std::numeric_limits<double>::quiet_NaN()
                                  : std::fmax(std::fabs(h.min), std::fabs(h.max));

@@ -78,6 +78,7 @@ struct RunRecorder::Impl {
     std::int64_t stepsWritten = 0;
     std::string error;
     int run = -1;  // the run being recorded
+    std::int64_t layerCount = 0;  // writer thread: the key of layer_steps
     std::thread writer;
     bool closed = false;
 };
@@ -294,6 +295,7 @@ void RunRecorder::Impl::write(const Start &s)
         .bind(11, record::configJson(c, controls, stepsToRun(c)).dump())
         .bind(12, record::controlsJson(controls).dump());
     run.run();
+    layerCount = std::int64_t(s.layers.size());
     record::Statement layer = db->prepare("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)");
     for (const Layer &l : s.layers) {
         layer.bind(1, l.id).bind(2, l.path).bind(3, l.type);
@@ -316,7 +318,7 @@ void RunRecorder::Impl::write(const StepRecord &r)
             "bad_samples, quarantined, zeroed_gradients, overflow_layers) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
         insertLayer = std::make_unique<record::Statement>(
-            db->prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+            db->prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
         insertNonFinite = std::make_unique<record::Statement>(
             db->prepare("INSERT OR REPLACE INTO layer_nonfinite VALUES (?,?,?,?,?,?)"));
     }
@@ -347,12 +349,12 @@ void RunRecorder::Impl::write(const StepRecord &r)
     s.bindText(34, r.overflowLayers.empty() ? std::string() : record::Json(r.overflowLayers).dump());
     s.run();
 
-    for (std::size_t i = 0; i < r.layers.size(); ++i) {
+    for (std::size_t i = 0; i < r.layers.size() && std::int64_t(i) < layerCount; ++i) {
         const LayerHealth &lh = r.layers[i];
         const TensorHealth *kinds[] = {&lh.forward, &lh.grad, &lh.params, &lh.paramGrads};
-        layer->bind(1, r.step).bind(2, std::int64_t(i)).bind(3, int(lh.inputFinite));
+        layer->bind(1, record::layerStepKey(r.step, std::int64_t(i), layerCount)).bind(2, int(lh.inputFinite));
         for (int k = 0; k < record::kHealthKinds; ++k) {
-            record::bindHealthValues(*layer, 4 + 4 * k, *kinds[k]);
+            record::bindHealthValues(*layer, 3 + 4 * k, *kinds[k], record::Range::Compact);
             if (kinds[k]->hasNonFinite()) {
                 nonFinite->bind(1, r.step).bind(2, std::int64_t(i));
                 nonFinite->bind(3, std::string(record::healthKindName(record::HealthKind(k))));

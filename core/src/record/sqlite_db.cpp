@@ -141,6 +141,8 @@ void Statement::reset()
 
 bool Statement::isNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 
+bool Statement::isInteger(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_INTEGER; }
+
 double Statement::real(int i) const
 {
     return isNull(i) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, i);

@@ -61,6 +61,7 @@ public:
 
     // Columns count from 0.
     bool isNull(int i) const;
+    bool isInteger(int i) const;
     double real(int i) const;  // NULL reads as NaN (SQLite stores a NaN REAL as NULL)
     std::int64_t integer(int i) const;
     std::string text(int i) const;  // NULL reads as ""
