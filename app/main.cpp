@@ -88,7 +88,8 @@ int runGui(int argc, char **argv)
 {
     if (!displayAvailable()) {
         std::fprintf(stderr, "nanscope: no display to open the window on (DISPLAY is not set). Headless: nanscope "
-                             "scenarios | run | inspect | bench (each with --help); or QT_QPA_PLATFORM=offscreen\n");
+                             "scenarios | run | report | export | inspect | bench (each with --help); or "
+                             "QT_QPA_PLATFORM=offscreen\n");
         return 2;
     }
     QApplication app(argc, argv);

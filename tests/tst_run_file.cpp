@@ -418,6 +418,8 @@ void TestRunFile::killedWriterLeavesReadableFile()
     QVERIFY(child.waitForStarted());
     QVERIFY(waitForSteps(path, 20, 60000) >= 20);
     QThread::msleep(1500);
+    const std::int64_t beat = RunFile(path.toStdString()).info().heartbeat;
+    QVERIFY(beat >= 1);  // the writer's heartbeat goes up while it lives
     const std::int64_t committedBefore = RunFile(path.toStdString()).stats().steps;
     QThread::msleep(1100);  // the kill comes a second after the count
     child.kill();           // SIGKILL
@@ -439,6 +441,25 @@ void TestRunFile::killedWriterLeavesReadableFile()
     QCOMPARE(report.objects[0]["steps_run"].toInt(), int(st.steps));
     const auto text = nanscope::testing::run({"report", path});
     QVERIFY(text.out.contains("did not finish"));
+
+    // Followed, the file of a dead writer ends as unfinished once its heartbeat stood still.
+    RecordedRunOptions options;
+    options.pollMs = 50;
+    options.writerGoneMs = 1500;
+    RecordedRun followed(path.toStdString(), options);
+    RunCollector c;
+    followed.addObserver(&c);
+    QElapsedTimer t;
+    t.start();
+    followed.start();
+    QVERIFY(followed.wait(30000));
+    followed.removeObserver(&c);
+    QVERIFY(t.elapsed() >= 1500);
+    QCOMPARE(std::int64_t(c.records.size()), st.steps);
+    QVERIFY(!c.summary.finished);
+    QCOMPARE(c.summary.stepsRun, int(st.steps));
+    QVERIFY(!c.events.empty());
+    QVERIFY(QString::fromStdString(c.events.back().text).contains("stopped without finishing"));
 }
 
 void TestRunFile::followSeesAnotherProcessWrite()

@@ -19,6 +19,9 @@ struct RecordedRunOptions {
     bool follow = true;
     int pollMs = 250;        // how often a followed file is read again
     int stepsPerRead = 4096;  // steps read (and delivered) per query
+    // A followed file whose writer's heartbeat stood still this long is not followed any more:
+    // its writer is gone, and the run ends as unfinished.
+    int writerGoneMs = 10000;
 };
 
 // Accumulates a summary from steps and events, as RunLoop does: the summary of a run file whose

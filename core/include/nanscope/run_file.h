@@ -37,6 +37,9 @@ struct RunFileInfo {
     RunConfig config;  // with its initial controls
     bool finished = false;
     RunSummary summary;  // meaningful when finished
+    // Goes up about once a second while a recorder writes the file: a follower that sees it stand
+    // still for long knows the writer is gone (killed, crashed) rather than quiet (paused).
+    std::int64_t heartbeat = 0;
 };
 
 struct RunFileStats {
@@ -69,9 +72,9 @@ public:
     void refresh();
     RunFileStats stats() const;
 
-    // Up to `maxCount` steps after `afterStep`, in order; without `withLayers`, their per-layer
-    // health is left empty (cheaper for a report or a CSV of steps).
-    std::vector<StepRecordPtr> readSteps(int afterStep, int maxCount, bool withLayers = true) const;
+    // Up to `maxCount` steps after `afterStep`, in order, stamped with run id `run`; without
+    // `withLayers`, their per-layer health is left empty (cheaper for a CSV of steps).
+    std::vector<StepRecordPtr> readSteps(int afterStep, int maxCount, bool withLayers = true, int run = 0) const;
     // Events after the one with id `afterId` (0: from the first), in order; `lastId` gets the
     // newest id read.
     std::vector<Event> readEvents(std::int64_t afterId, std::int64_t *lastId = nullptr) const;

@@ -157,30 +157,45 @@ void RecordedRun::play(int run)
                 notify([&](RunObserver &o) { o.eventRaised(pendingEvents[i]); });
             pendingEvents.erase(pendingEvents.begin(), pendingEvents.begin() + std::ptrdiff_t(n));
         };
+        std::int64_t heartbeat = -1;
+        auto heartbeatChanged = std::chrono::steady_clock::now();
+        bool writerGone = false;
         for (;;) {
             // Read the run row first: steps committed before the summary are all there then.
             file.refresh();
             const bool finished = file.info().finished;
+            const auto now = std::chrono::steady_clock::now();
+            if (file.info().heartbeat != heartbeat) {
+                heartbeat = file.info().heartbeat;
+                heartbeatChanged = now;
+            } else if (!finished && now - heartbeatChanged >= std::chrono::milliseconds(options_.writerGoneMs)) {
+                writerGone = true;
+            }
             for (Event &e : file.readEvents(lastEvent, &lastEvent)) {
                 e.run = run;
                 pendingEvents.push_back(std::move(e));
             }
             for (;;) {
-                const std::vector<StepRecordPtr> steps = file.readSteps(lastStep, options_.stepsPerRead);
+                const std::vector<StepRecordPtr> steps = file.readSteps(lastStep, options_.stepsPerRead, true, run);
                 for (const StepRecordPtr &r : steps) {
                     deliverEventsUpTo(r->step - 1);
-                    auto stamped = std::make_shared<StepRecord>(*r);
-                    stamped->run = run;
-                    builder.add(*stamped);
-                    notify([&](RunObserver &o) { o.stepRecorded(stamped); });
+                    builder.add(*r);
+                    notify([&](RunObserver &o) { o.stepRecorded(r); });
                     deliverEventsUpTo(r->step);
                     lastStep = r->step;
                 }
                 if (int(steps.size()) < options_.stepsPerRead || stopRequested_)
                     break;
             }
-            if (finished || !options_.follow || stopRequested_) {
+            if (finished || !options_.follow || stopRequested_ || writerGone) {
                 deliverEventsUpTo(std::numeric_limits<int>::max());
+                if (writerGone) {
+                    Event e(EventKind::Error, lastStep, -1,
+                            "the writer of this run stopped without finishing it (no sign of it for " +
+                                std::to_string(options_.writerGoneMs / 1000) + " s): the run ends here");
+                    e.run = run;
+                    notify([&](RunObserver &o) { o.eventRaised(e); });
+                }
                 summary = finished ? file.info().summary : builder.summary();
                 break;
             }

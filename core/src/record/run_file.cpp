@@ -112,7 +112,7 @@ void RunFile::Impl::readRunRow()
 {
     record::Statement s = db->prepare(
         "SELECT format_version, nanscope_version, libtorch_version, created, scenario, model_path, model_sha256, "
-        "device, precision, seed, config, summary FROM run");
+        "device, precision, seed, config, summary, heartbeat FROM run");
     if (!s.step())
         throw RunFileError(path + ": holds no run yet (its writer has not started the run)");
     info.formatVersion = int(s.integer(0));
@@ -127,6 +127,7 @@ void RunFile::Impl::readRunRow()
     info.seed = std::uint64_t(s.integer(9));
     info.config = record::configFrom(parsed(s.text(10)));
     info.finished = !s.isNull(11);
+    info.heartbeat = s.integer(12);
     if (info.finished) {
         info.summary = record::summaryFrom(parsed(s.text(11)));
         info.summary.finished = true;
@@ -158,7 +159,7 @@ RunFileStats RunFile::stats() const
     return st;
 }
 
-std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool withLayers) const
+std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool withLayers, int run) const
 {
     record::Database &db = *d_->db;
     ReadTransaction t(db);
@@ -173,6 +174,7 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
     s.bind(1, afterStep).bind(2, maxCount);
     while (s.step()) {
         auto r = std::make_shared<StepRecord>();
+        r->run = run;
         r->step = int(s.integer(0));
         r->loss = s.real(1);
         r->gradNorm = s.real(2);

@@ -29,7 +29,8 @@ CREATE TABLE run (
     config           TEXT NOT NULL,
     controls         TEXT NOT NULL,
     summary          TEXT,
-    finished         TEXT
+    finished         TEXT,
+    heartbeat        INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE layers (
     id     INTEGER PRIMARY KEY,
