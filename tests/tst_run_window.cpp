@@ -47,7 +47,7 @@ void TestRunWindow::openedRunShowsWhatLiveShowed_data()
 {
     QTest::addColumn<QString>("scenario");
     QTest::newRow("nan-input") << QStringLiteral("nan-input");
-    QTest::newRow("exploding-activations") << QStringLiteral("exploding-activations");
+    QTest::newRow("exploding-deep") << QStringLiteral("exploding-deep");
 }
 
 void TestRunWindow::openedRunShowsWhatLiveShowed()
@@ -55,6 +55,7 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     QFETCH(QString, scenario);
     MainWindow live;
     live.selectScenario(scenario);
+    QCOMPARE(live.controlPanel()->scenario(), scenario);
     live.setSteps(30);
     QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
     const QString file = live.runFile();
@@ -62,7 +63,12 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     QVERIFY(QFile::exists(file));
 
     MainWindow opened;
+    opened.selectScenario(QStringLiteral("large-lr-mse"));
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(file)); }));
+    // The panel shows what the recorded run ran with.
+    QCOMPARE(opened.controlPanel()->scenario(), scenario);
+    QCOMPARE(opened.controlPanel()->runConfig().steps, 30);
+    QCOMPARE(opened.controlPanel()->controls().learningRate, live.controlPanel()->controls().learningRate);
     QVERIFY(opened.showingRecordedRun());
     QCOMPARE(opened.recentRuns().value(0), file);
 
@@ -119,6 +125,7 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     QVERIFY(opened.controlPanel()->isEnabled());
     QVERIFY(opened.action(QStringLiteral("start"))->isEnabled());
     QCOMPARE(opened.store().stepsSeen(), 0LL);
+    QCOMPARE(opened.controlPanel()->scenario(), QStringLiteral("large-lr-mse"));  // the live settings are back
 }
 
 void TestRunWindow::badFileGetsAMessageBox()

@@ -208,6 +208,25 @@ void ControlPanel::loadScenarioDefaults()
     setControls(defaultControls(config));
 }
 
+void ControlPanel::showRunConfig(const RunConfig &config)
+{
+    if (config.usesModelFile()) {
+        ModelInputChoice input;
+        input.shape = config.inputShape;
+        input.inputsPath = QString::fromStdString(config.inputsPath);
+        input.targetsPath = QString::fromStdString(config.targetsPath);
+        input.loss = QString::fromStdString(config.loss);
+        setModel(QString::fromStdString(config.modelPath), input);
+    } else {
+        selectScenario(QString::fromStdString(config.scenario));
+    }
+    steps_->setValue(stepsToRun(config));
+    seed_->setValue(int(config.seed));
+    if (const int d = device_->findData(QString::fromStdString(config.device)); d >= 0)
+        device_->setCurrentIndex(d);
+    setControls(initialControls(config));
+}
+
 RunConfig ControlPanel::runConfig() const
 {
     RunConfig config;

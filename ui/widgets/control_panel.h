@@ -39,6 +39,8 @@ public:
     void setSteps(int steps);
     void setControls(const Controls &controls);
     void loadScenarioDefaults();
+    // Shows what a recorded run ran with: its scenario or model, steps, seed, device, controls.
+    void showRunConfig(const RunConfig &config);
 
     void saveSettings(QSettings &settings) const;
     void restoreSettings(const QSettings &settings);

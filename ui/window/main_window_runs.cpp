@@ -93,9 +93,14 @@ bool MainWindow::openRun(const QString &path, bool follow)
     }
     const RunFileInfo info = run->info();
     stopRecording();
+    if (!recorded_) {  // the live settings come back with File › Close run
+        QSettings settings;
+        controls_->saveSettings(settings);
+    }
     controller_.setSource(std::move(run));
     recorded_ = true;
     runFile_ = path;
+    controls_->showRunConfig(info.config);
     applyRecordedRunLook();
     if (!info.scenario.empty())
         lesson_->showLesson(QString::fromStdString(info.scenario));
@@ -131,6 +136,7 @@ void MainWindow::closeRun()
     runFile_.clear();
     applyRecordedRunLook();
     resetRun();
+    controls_->restoreSettings(QSettings());
     showLesson();
     updateActions();
 }
