@@ -7,7 +7,9 @@
 #include "nanscope/run_file.h"
 
 #include <QAction>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -37,6 +39,7 @@ private slots:
     }
     void openedRunShowsWhatLiveShowed_data();
     void openedRunShowsWhatLiveShowed();
+    void badFileGetsAMessageBox_data();
     void badFileGetsAMessageBox();
 
 private:
@@ -128,21 +131,37 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     QCOMPARE(opened.controlPanel()->scenario(), QStringLiteral("large-lr-mse"));  // the live settings are back
 }
 
+void TestRunWindow::badFileGetsAMessageBox_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("cause");
+    QTest::newRow("missing") << dir_.filePath(QStringLiteral("missing.nsrun")) << QStringLiteral("no such file");
+    // The corpus of broken files the command line and the fuzzer use.
+    const QDir corpus(QStringLiteral(NANSCOPE_RUN_FILE_CORPUS));
+    for (const QString &f : corpus.entryList({QStringLiteral("bad-*.nsrun")}, QDir::Files, QDir::Name))
+        QTest::newRow(qPrintable(f)) << corpus.filePath(f) << QString();
+}
+
 void TestRunWindow::badFileGetsAMessageBox()
 {
-    const QString path = dir_.filePath(QStringLiteral("notes.nsrun"));
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("these are my notes, not a run\n");
-    f.close();
+    QFETCH(QString, path);
+    QFETCH(QString, cause);
+    QString copy = path;
+    if (QFile::exists(path)) {  // a copy: the corpus stays as committed
+        copy = dir_.filePath(QFileInfo(path).fileName());
+        QFile::remove(copy);
+        QVERIFY(QFile::copy(path, copy));
+    }
     MainWindow w;
-    QVERIFY(!w.openRun(path));
+    QVERIFY(!w.openRun(copy));
     QVERIFY(!w.showingRecordedRun());
     QMessageBox *box = w.findChild<QMessageBox *>();
     QVERIFY(box);
-    QVERIFY2(box->text().startsWith(path + QStringLiteral(": ")), qPrintable(box->text()));
-    QVERIFY(box->text().contains(QStringLiteral("not a NaNScope run file")));
+    QVERIFY2(box->text().startsWith(copy + QStringLiteral(": ")), qPrintable(box->text()));
+    QVERIFY(!box->text().contains(QLatin1Char('\n')));
+    QVERIFY(box->text().contains(cause));
     QVERIFY(w.controlPanel()->isEnabled());  // the live window is untouched
+    QVERIFY(w.action(QStringLiteral("start"))->isEnabled());
 }
 
 QTEST_MAIN(TestRunWindow)
