@@ -22,6 +22,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <sstream>
 #include <limits>
 
 using namespace nanscope;
@@ -381,6 +382,16 @@ void TestRunFile::nonFiniteValuesRoundTrip()
     QVERIFY(std::signbit(read[4]->loss));  // -0.0 stays -0.0
     QVERIFY(!f.info().finished);           // no summary was ever written
     compareViewWithRecords(path, pushed);
+
+    // CSV spells non-finite numbers as pandas and spreadsheets read them, and keeps every digit.
+    std::ostringstream csv;
+    QCOMPARE(writeRunCsv(f, csv), std::int64_t(8));
+    const QStringList rows = QString::fromStdString(csv.str()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(rows.size(), 9);
+    QVERIFY2(rows[1].startsWith("0,NaN,inf,-inf,0,-0,"), qPrintable(rows[1]));
+    QVERIFY2(rows[7].startsWith("6,3.4028234663852886e+38,"), qPrintable(rows[7]));
+    QVERIFY2(rows[5].contains(",overflow,") && rows[5].endsWith(",backward,fc,SqrtBackward0,3 9,9"),
+             qPrintable(rows[5]));
 
     // The same values through SQL, as anyone reads them: NULL is NaN, Inf is Inf.
     sqlite3 *db = nullptr;

@@ -17,7 +17,6 @@ void RunStore::reset(const std::vector<Layer> &layers)
     skipped_.clear();
     lossScaling_ = false;
     map_.reset(int(layers.size()));
-    table_.clear();
     marks_.clear();
     firstOrigin_ = Origin{};
     steps_ = 0;
@@ -35,7 +34,6 @@ void RunStore::append(const StepRecord &r)
         skipped_.append(r.step, r.lossScale);
     lossScaling_ = lossScaling_ || r.lossScale != 1.0;
     map_.append(r);
-    table_.append(r);
     if (r.origin.valid() && !firstOrigin_.valid())
         firstOrigin_ = r.origin;
     ++steps_;

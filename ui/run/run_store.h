@@ -1,10 +1,9 @@
 #pragma once
 // What the window keeps of a run, bounded whatever its length: decimated series for the plots,
-// the decimated NaN map, every step's scalars spilled to disk for the CSV export, the first
-// origin and the control-change marks. Fed on the GUI thread with coalesced records.
+// the decimated NaN map, the first origin and the control-change marks. Every step itself is in
+// the run's file (the window records each run it trains; the CSV export reads the file). Fed on the GUI thread with coalesced records.
 #include "run/decimated_series.h"
 #include "run/nan_map_data.h"
-#include "run/step_table.h"
 
 #include "nanscope/records.h"
 
@@ -36,7 +35,6 @@ public:
     const DecimatedSeries &skippedSteps() const { return skipped_; }
     bool usesLossScaling() const { return lossScaling_; }
     const NanMapData &map() const { return map_; }
-    const StepTable &table() const { return table_; }
     const std::vector<ControlMark> &controlMarks() const { return marks_; }
     const Origin &firstOrigin() const { return firstOrigin_; }
     long long stepsSeen() const { return steps_; }
@@ -48,7 +46,6 @@ private:
     DecimatedSeries skipped_;
     bool lossScaling_ = false;
     NanMapData map_;
-    StepTable table_;
     std::vector<ControlMark> marks_;
     Origin firstOrigin_;
     long long steps_ = 0;

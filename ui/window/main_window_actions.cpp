@@ -20,6 +20,8 @@
 #include <QStatusBar>
 #include <QToolBar>
 
+#include <fstream>
+
 namespace nanscope {
 
 void MainWindow::buildActions()
@@ -133,12 +135,25 @@ void MainWindow::updateActions()
 
 bool MainWindow::exportCsv(const QString &path, QString *error)
 {
-    std::string message;
-    if (store_.table().writeCsv(path.toStdString(), &message))
-        return true;
-    if (error)
-        *error = QString::fromStdString(message);
-    return false;
+    const auto fail = [error](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    if (runFile_.isEmpty())
+        return fail(tr("this run was not recorded into a run file (see the event log): there is nothing to export"));
+    if (recorder_)
+        recorder_->flush();  // every step shown so far is in the file
+    std::ofstream out(path.toStdString(), std::ios::trunc);
+    if (!out)
+        return fail(tr("%1: cannot write the CSV file").arg(path));
+    try {
+        writeRunCsv(RunFile(runFile_.toStdString()), out);
+    } catch (const RunFileError &e) {
+        return fail(QString::fromStdString(e.what()));
+    }
+    out.flush();
+    return out ? true : fail(tr("%1: writing the CSV file failed (is the disk full?)").arg(path));
 }
 
 void MainWindow::exportDialog(const QString &kind)

@@ -5,6 +5,7 @@
 #include "nanscope/run_config.h"
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,10 @@ private:
     struct Impl;
     std::unique_ptr<Impl> d_;
 };
+
+// Writes the run as CSV: one row a step, or with `layers` one row a step, layer and kind of
+// health. Returns the steps written. Throws RunFileError when the file cannot be read.
+std::int64_t writeRunCsv(const RunFile &file, std::ostream &out, bool layers = false);
 
 // Writes a consistent, self-contained copy of run file `from` to `to` (replacing it), even while
 // another process writes `from`: what was committed when the copy began. Throws RunFileError.
