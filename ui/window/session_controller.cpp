@@ -124,6 +124,12 @@ void SessionController::runFinished(const RunSummary &summary)
     pendingSummary_ = summary;
 }
 
+std::size_t SessionController::backlog() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queued_.size();
+}
+
 // GUI thread.
 void SessionController::drain()
 {

@@ -70,6 +70,7 @@ private:
     void eventRaised(const Event &event) override;
     void stateChanged(SessionState state) override;
     void runFinished(const RunSummary &summary) override;
+    std::size_t backlog() const override;
     bool accept(int run);  // with mutex_ held
     void drain();
 
@@ -77,7 +78,7 @@ private:
     QTimer flushTimer_;
 
     // Written by the source's thread, taken by drain() on the GUI thread.
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     int currentRun_ = 0;     // the run whose data is kept; anything else is dropped
     int discardedUpTo_ = 0;  // runs up to this id were discarded: their late start is ignored
     std::vector<StepRecordPtr> queued_;

@@ -22,6 +22,10 @@ struct RecordedRunOptions {
     // A followed file whose writer's heartbeat stood still this long is not followed any more:
     // its writer is gone, and the run ends as unfinished.
     int writerGoneMs = 10000;
+    // The player waits while an observer has more than this many layer-steps (records x layers,
+    // about 260 bytes each) not yet taken in: memory stays bounded however long the run (see
+    // RunObserver::backlog()).
+    std::size_t maxBacklogLayerSteps = 400000;
 };
 
 // Accumulates a summary from steps and events, as RunLoop does: the summary of a run file whose
@@ -70,6 +74,7 @@ public:
 private:
     void play(int run);
     void setState(SessionState s);
+    void waitForObservers();
     template <typename F> void notify(F &&f);
 
     std::string path_;

@@ -6,6 +6,7 @@
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ public:
     virtual void eventRaised(const Event & /*event*/) {}
     virtual void stateChanged(SessionState /*state*/) {}
     virtual void runFinished(const RunSummary & /*summary*/) {}
+    // Records handed over but not yet taken in (a window's queue). A source that can go faster
+    // than its observers (a recorded run) waits while this is large; a live session never does.
+    virtual std::size_t backlog() const { return 0; }
 };
 
 // What to do with a step that paused on a non-finite value (its update is not applied yet).

@@ -124,6 +124,23 @@ bool RecordedRun::wait(int timeoutMs)
     return changed_.wait_for(lock, std::chrono::milliseconds(timeoutMs), done);
 }
 
+void RecordedRun::waitForObservers()
+{
+    for (;;) {
+        std::size_t most = 0;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (const RunObserver *o : observers_)
+                most = std::max(most, o->backlog());
+        }
+        const std::size_t layers = std::max<std::size_t>(1, file_->layers().size());
+        const std::size_t limit = std::max<std::size_t>(1024, options_.maxBacklogLayerSteps / layers);
+        if (most <= limit || stopRequested_)
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+}
+
 void RecordedRun::setState(SessionState s)
 {
     {
@@ -184,6 +201,7 @@ void RecordedRun::play(int run)
                     deliverEventsUpTo(r->step);
                     lastStep = r->step;
                 }
+                waitForObservers();
                 if (int(steps.size()) < options_.stepsPerRead || stopRequested_)
                     break;
             }
