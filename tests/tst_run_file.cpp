@@ -21,6 +21,7 @@
 #include <QThread>
 #include <QtTest>
 
+#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <limits>
@@ -220,6 +221,7 @@ private slots:
     void nonFiniteValuesRoundTrip();
     void killedWriterLeavesReadableFile();
     void followSeesAnotherProcessWrite();
+    void playerWaitsForASlowObserver();
     void badFiles_data();
     void badFiles();
     void corpusOfBrokenFiles_data();
@@ -503,6 +505,40 @@ void TestRunFile::followSeesAnotherProcessWrite()
     QCOMPARE(c.summary.stepsRun, steps);
     QCOMPARE(c.states.front(), SessionState::Running);
     QCOMPARE(c.states.back(), SessionState::Finished);
+}
+
+// An observer that takes nothing in: the player stops handing it records at the backlog limit.
+struct SlowObserver final : RunObserver {
+    std::atomic<std::size_t> held{0};
+    std::atomic<bool> draining{false};
+    void stepRecorded(const StepRecordPtr &) override
+    {
+        if (!draining)
+            ++held;
+    }
+    std::size_t backlog() const override { return draining ? 0 : held.load(); }
+};
+
+void TestRunFile::playerWaitsForASlowObserver()
+{
+    const QString path = file("slow.nsrun");
+    RunConfig config;
+    config.scenario = "large-lr-mse";  // 4 layers
+    config.steps = 3000;
+    recordRun(config, path.toStdString());
+    RecordedRunOptions options;
+    options.follow = false;
+    options.stepsPerRead = 100;
+    options.maxBacklogLayerSteps = 1500 * 4;  // 1500 records of 4 layers
+    RecordedRun run(path.toStdString(), options);
+    SlowObserver slow;
+    run.addObserver(&slow);
+    run.start();
+    QVERIFY2(!run.wait(500), qPrintable(QString("held %1").arg(slow.held.load())));  // held back
+    QVERIFY2(slow.held >= 1500 && slow.held < 1500 + 2 * 100, qPrintable(QString::number(slow.held.load())));
+    slow.draining = true;  // it catches up: the rest comes
+    QVERIFY(run.wait(30000));
+    run.removeObserver(&slow);
 }
 
 void TestRunFile::badFiles_data()
