@@ -91,7 +91,10 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
 {
     std::string path;
     bool json = false;
-    Arguments("report").positional("FILE.nsrun", [&](const auto &, const auto &v) { path = v; }).flag("--json", json).parse(args);
+    Arguments("report")
+        .positional("FILE.nsrun", [&](const auto &, const auto &v) { path = v; })
+        .flag("--json", json)
+        .parse(args);
     if (path.empty())
         throw std::invalid_argument("report needs a run file: nanscope report FILE.nsrun");
     RecordedRunOptions options;

@@ -43,9 +43,9 @@ struct GuiOptions {
 
     void setUp(QCommandLineParser &parser) const
     {
-        parser.setApplicationDescription(
-            QStringLiteral("Find where, when and why NaN and Inf appear in training.\n"
-                           "Headless: nanscope scenarios | run | report | export | inspect | bench | gui-bench (each with --help)"));
+        parser.setApplicationDescription(QStringLiteral(
+            "Find where, when and why NaN and Inf appear in training.\n"
+            "Headless: nanscope scenarios | run | report | export | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
         parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun]"),

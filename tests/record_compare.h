@@ -93,10 +93,9 @@ inline QString diffRecord(const StepRecord &a, const StepRecord &b)
         const QString l = at + QString("layer %1 ").arg(i);
         if (x.inputFinite != y.inputFinite)
             return l + "inputFinite";
-        for (const auto &[name, p, q] : {std::tuple{"forward", &x.forward, &y.forward},
-                                         std::tuple{"grad", &x.grad, &y.grad},
-                                         std::tuple{"params", &x.params, &y.params},
-                                         std::tuple{"param grads", &x.paramGrads, &y.paramGrads}})
+        for (const auto &[name, p, q] :
+             {std::tuple{"forward", &x.forward, &y.forward}, std::tuple{"grad", &x.grad, &y.grad},
+              std::tuple{"params", &x.params, &y.params}, std::tuple{"param grads", &x.paramGrads, &y.paramGrads}})
             if (QString d = diffHealth(name, *p, *q); !d.isEmpty())
                 return l + d;
     }

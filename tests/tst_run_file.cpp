@@ -481,8 +481,8 @@ void TestRunFile::followSeesAnotherProcessWrite()
     const int steps = 3000;
     QProcess child;
     child.setStandardOutputFile(QProcess::nullDevice());
-    child.start(NANSCOPE_EXE, {"run", "--scenario", "safe-training", "--steps", QString::number(steps), "--record",
-                               path, "--json"});
+    child.start(NANSCOPE_EXE,
+                {"run", "--scenario", "safe-training", "--steps", QString::number(steps), "--record", path, "--json"});
     QVERIFY(child.waitForStarted());
     QVERIFY(waitForSteps(path, 0, 60000) >= 0);
     RecordedRunOptions options;
@@ -560,7 +560,7 @@ void TestRunFile::badFiles_data()
     QTest::newRow("corrupted pages") << "corrupted"
                                      << "damaged";
     QTest::newRow("newer version") << "newer"
-                                    << "newer NaNScope";
+                                   << "newer NaNScope";
     QTest::newRow("locked by a writer") << "locked"
                                         << "locked";
 }
@@ -712,8 +712,8 @@ void TestRunFile::exportWritesCsv()
     int expected = 0;
     for (const StepRecordPtr &r : live->records)
         for (const LayerHealth &lh : r->layers)
-            expected += int(lh.forward.present) + int(lh.grad.present) + int(lh.params.present) +
-                        int(lh.paramGrads.present);
+            expected +=
+                int(lh.forward.present) + int(lh.grad.present) + int(lh.params.present) + int(lh.paramGrads.present);
     const QStringList layerRows = QString::fromUtf8(bytesOf(layers)).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(layerRows.size(), 1 + expected);
     const auto bad = nanscope::testing::run({"export", file("none.nsrun"), "--csv", csv});

@@ -1,7 +1,8 @@
 #pragma once
 // What the window keeps of a run, bounded whatever its length: decimated series for the plots,
 // the decimated NaN map, the first origin and the control-change marks. Every step itself is in
-// the run's file (the window records each run it trains; the CSV export reads the file). Fed on the GUI thread with coalesced records.
+// the run's file (the window records each run it trains; the CSV export reads the file). Fed on the GUI thread with
+// coalesced records.
 #include "run/decimated_series.h"
 #include "run/nan_map_data.h"
 

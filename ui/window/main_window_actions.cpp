@@ -66,13 +66,13 @@ void MainWindow::buildActions()
     menuBar()->insertMenu(run->menuAction(), file);
     file->addAction(
         make(QStringLiteral("openModel"), tr("&Open model…"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
-    file->addAction(make(QStringLiteral("openRun"), tr("Open &run…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O),
-                         [this] {
-                             const QString path = QFileDialog::getOpenFileName(
-                                 this, tr("Open run"), runsFolder(), tr("NaNScope runs (*.nsrun);;All files (*)"));
-                             if (!path.isEmpty())
-                                 openRun(path);
-                         }));
+    file->addAction(
+        make(QStringLiteral("openRun"), tr("Open &run…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] {
+            const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), runsFolder(),
+                                                              tr("NaNScope runs (*.nsrun);;All files (*)"));
+            if (!path.isEmpty())
+                openRun(path);
+        }));
     recentMenu_ = file->addMenu(tr("Open r&ecent run"));
     recentMenu_->setObjectName(QStringLiteral("recentRuns"));
     connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentRunsMenu);
@@ -88,8 +88,8 @@ void MainWindow::buildActions()
         else
             statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     }));
-    QAction *closeRunAction = make(QStringLiteral("closeRun"), tr("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W),
-                                   [this] { closeRun(); });
+    QAction *closeRunAction =
+        make(QStringLiteral("closeRun"), tr("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W), [this] { closeRun(); });
     closeRunAction->setEnabled(false);
     file->addAction(closeRunAction);
     file->addSeparator();

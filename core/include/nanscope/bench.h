@@ -16,10 +16,10 @@ struct BenchResult {
     double probeOffMs = 0;  // medians
     double fullMapMs = 0;
     double opLevelMs = 0;
-    double recordMs = 0;  // the full map, each record handed to a RunRecorder writing a run file
+    double recordMs = 0;           // the full map, each record handed to a RunRecorder writing a run file
     double bytesPerLayerStep = 0;  // of that run file
-    double loadMs = 0;        // a model file: torch::jit::load
-    double instrumentMs = 0;  // and instrumenting its graph
+    double loadMs = 0;             // a model file: torch::jit::load
+    double instrumentMs = 0;       // and instrumenting its graph
     double fullMapRatio() const { return fullMapMs / probeOffMs; }
     double opLevelRatio() const { return opLevelMs / probeOffMs; }
     double recordRatio() const { return recordMs / probeOffMs; }
@@ -29,8 +29,8 @@ struct BenchResult {
 // The built-in benchmark models, in the order runBenchmarks measures them.
 const std::vector<std::string> &benchModelNames();  // "mlp", "cnn", "deep"
 
-// Interleaves the four variants (probe off, full map, full map recorded, op-level) round by round so that machine noise hits all of them alike.
-// `device` "cpu" or "cuda" (each step then ends with a device synchronisation), in `precision`;
+// Interleaves the four variants (probe off, full map, full map recorded, op-level) round by round so that machine noise
+// hits all of them alike. `device` "cpu" or "cuda" (each step then ends with a device synchronisation), in `precision`;
 // `models` a subset of benchModelNames() (empty: all). Throws std::invalid_argument on an unknown one.
 // `devicePathOnCpu`: see RunConfig (what the device path costs in dispatched ops, on the CPU).
 std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(const std::string &)> &progress,

@@ -17,7 +17,7 @@ namespace nanscope {
 
 struct RecordedRunOptions {
     bool follow = true;
-    int pollMs = 250;        // how often a followed file is read again
+    int pollMs = 250;         // how often a followed file is read again
     int stepsPerRead = 4096;  // steps read (and delivered) per query
     // A followed file whose writer's heartbeat stood still this long is not followed any more:
     // its writer is gone, and the run ends as unfinished.

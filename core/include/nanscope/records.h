@@ -98,9 +98,9 @@ struct Event {
     int step = -1;
     int layer = -1;
     std::string text;
-    int run = 0;    // stamped by the source: events of a replaced run are dropped like its records
-    Origin origin;  // FirstNonFinite and Paused: where the value was born (the step's record of a
-                    // paused step is published only once the step is decided)
+    int run = 0;                         // stamped by the source: events of a replaced run are dropped like its records
+    Origin origin;                       // FirstNonFinite and Paused: where the value was born (the step's record of a
+                                         // paused step is published only once the step is decided)
     std::vector<ControlChange> changes;  // ControlChange: what changed
 };
 

@@ -28,7 +28,7 @@ struct RunFileInfo {
     int formatVersion = 0;
     std::string nanscopeVersion;
     std::string libtorchVersion;
-    std::string created;  // ISO 8601, UTC
+    std::string created;   // ISO 8601, UTC
     std::string scenario;  // empty for a model run
     std::string modelPath;
     std::string modelSha256;

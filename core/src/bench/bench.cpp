@@ -93,9 +93,9 @@ double timedStep(Trainer &trainer, Mode mode, const std::string &device, RunReco
 BenchResult measure(Trainer &trainer, const RunConfig &config, const std::string &model, int batch, int rounds,
                     int warmup)
 {
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("nanscope-bench-" + std::to_string(getpid()) + kRunFileExtension))
-                                 .string();
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("nanscope-bench-" + std::to_string(getpid()) + kRunFileExtension))
+            .string();
     RunRecorder recorder(path);
     recorder.runStarted(1, trainer.layers(), config);
     const Mode modes[4] = {Mode::Off, Mode::FullMap, Mode::Recorded, Mode::OpLevel};

@@ -232,8 +232,8 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
             lh.params = record::readHealthValues(l, 10, record::Range::Compact);
             lh.paramGrads = record::readHealthValues(l, 14, record::Range::Compact);
         }
-        record::Statement n = db.prepare(
-            "SELECT step, layer, kind, nan, posinf, neginf FROM layer_nonfinite WHERE step BETWEEN ? AND ?");
+        record::Statement n =
+            db.prepare("SELECT step, layer, kind, nan, posinf, neginf FROM layer_nonfinite WHERE step BETWEEN ? AND ?");
         n.bind(1, first).bind(2, last);
         while (n.step()) {
             const auto it = byStep.find(int(n.integer(0)));
@@ -242,9 +242,9 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
                 continue;
             LayerHealth &lh = it->second->layers[std::size_t(layer)];
             const std::string kind = n.text(2);
-            TensorHealth *h = kind == "forward" ? &lh.forward
-                              : kind == "grad"  ? &lh.grad
-                              : kind == "params" ? &lh.params
+            TensorHealth *h = kind == "forward"       ? &lh.forward
+                              : kind == "grad"        ? &lh.grad
+                              : kind == "params"      ? &lh.params
                               : kind == "param_grads" ? &lh.paramGrads
                                                       : nullptr;
             if (h)
@@ -260,8 +260,7 @@ std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastI
     ReadTransaction t(db);
     std::vector<Event> out;
     std::map<std::int64_t, std::size_t> byId;
-    record::Statement s =
-        db.prepare("SELECT id, step, kind, layer, text, origin FROM events WHERE id > ? ORDER BY id");
+    record::Statement s = db.prepare("SELECT id, step, kind, layer, text, origin FROM events WHERE id > ? ORDER BY id");
     s.bind(1, afterId);
     std::int64_t newest = afterId;
     while (s.step()) {

@@ -62,9 +62,9 @@ void writeLayerRows(std::ostream &o, const StepRecord &r, const std::vector<Laye
         for (const auto &[kind, h] : kinds) {
             if (!h->present)
                 continue;
-            o << r.step << ',' << i << ',' << csvText(layers[i].path) << ',' << kind << ',' << h->numel << ','
-              << h->nan << ',' << h->posInf << ',' << h->negInf << ',' << csvNumber(h->min) << ','
-              << csvNumber(h->max) << ',' << csvNumber(h->absMax) << ',' << csvNumber(h->finiteL2) << '\n';
+            o << r.step << ',' << i << ',' << csvText(layers[i].path) << ',' << kind << ',' << h->numel << ',' << h->nan
+              << ',' << h->posInf << ',' << h->negInf << ',' << csvNumber(h->min) << ',' << csvNumber(h->max) << ','
+              << csvNumber(h->absMax) << ',' << csvNumber(h->finiteL2) << '\n';
         }
     }
 }

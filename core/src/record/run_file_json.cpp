@@ -155,9 +155,9 @@ RunConfig configFrom(const Json &j)
 
 Json originJson(const Origin &o)
 {
-    return Json{{"step", o.step},         {"phase", phaseName(o.phase)}, {"layer", o.layer},
-                {"layer_path", o.layerPath}, {"op", o.op},               {"source", o.source},
-                {"produced", o.produced},  {"explanation", o.explanation}};
+    return Json{
+        {"step", o.step}, {"phase", phaseName(o.phase)}, {"layer", o.layer},       {"layer_path", o.layerPath},
+        {"op", o.op},     {"source", o.source},          {"produced", o.produced}, {"explanation", o.explanation}};
 }
 
 Origin originFrom(const Json &j)

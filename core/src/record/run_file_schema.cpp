@@ -110,8 +110,8 @@ CREATE TABLE control_changes (
 std::string decodedRange(const std::string &c)
 {
     const std::string e = "((" + c + " >> 23) & 255)";
-    return "CASE typeof(" + c + ") WHEN 'integer' THEN (CASE WHEN " + c + " < 0 THEN -1.0 ELSE 1.0 END) * (CASE " +
-           e + " WHEN 255 THEN 9e999 ELSE ((" + c + " & 8388607) + (CASE " + e +
+    return "CASE typeof(" + c + ") WHEN 'integer' THEN (CASE WHEN " + c + " < 0 THEN -1.0 ELSE 1.0 END) * (CASE " + e +
+           " WHEN 255 THEN 9e999 ELSE ((" + c + " & 8388607) + (CASE " + e +
            " WHEN 0 THEN 0 ELSE 8388608 END)) * (SELECT scale FROM float32_exponents WHERE e = " + e + ") END) ELSE " +
            c + " END";
 }
@@ -135,11 +135,10 @@ std::string views()
         if (k > 0)
             sql += " UNION ALL ";
         sql += "SELECT s.step, s.layer, '" + c + "' AS kind, s." + c + "_numel AS numel, " +
-               "coalesce(n.nan, 0) AS nan, coalesce(n.posinf, 0) AS posinf, coalesce(n.neginf, 0) AS neginf, " +
-               "s." + c + "_min AS min, s." + c + "_max AS max, max(abs(s." + c + "_min), abs(s." + c +
+               "coalesce(n.nan, 0) AS nan, coalesce(n.posinf, 0) AS posinf, coalesce(n.neginf, 0) AS neginf, " + "s." +
+               c + "_min AS min, s." + c + "_max AS max, max(abs(s." + c + "_min), abs(s." + c +
                "_max)) AS absmax, s." + c + "_norm AS norm FROM layer_steps_decoded s LEFT JOIN layer_nonfinite n " +
-               "ON n.step = s.step AND n.layer = s.layer AND n.kind = '" + c + "' WHERE s." + c +
-               "_numel IS NOT NULL";
+               "ON n.step = s.step AND n.layer = s.layer AND n.kind = '" + c + "' WHERE s." + c + "_numel IS NOT NULL";
     }
     return wide + sql + ";";
 }
@@ -223,8 +222,8 @@ TensorHealth readHealthValues(const Statement &s, int first, Range range)
     h.min = readRange(s, first + 1, range);
     h.max = readRange(s, first + 2, range);
     h.finiteL2 = s.real(first + 3);
-    h.absMax = std::isnan(h.min) ? std::numeric_limits<double>::quiet_NaN()
-                                 : std::fmax(std::fabs(h.min), std::fabs(h.max));
+    h.absMax =
+        std::isnan(h.min) ? std::numeric_limits<double>::quiet_NaN() : std::fmax(std::fabs(h.min), std::fabs(h.max));
     return h;
 }
 

@@ -78,7 +78,7 @@ struct RunRecorder::Impl {
     std::int64_t committed = 0;  // items committed or dropped after an error
     std::int64_t stepsWritten = 0;
     std::string error;
-    int run = -1;  // the run being recorded
+    int run = -1;                 // the run being recorded
     std::int64_t layerCount = 0;  // writer thread: the key of layer_steps
     std::thread writer;
     bool closed = false;
