@@ -1,0 +1,161 @@
+// RunWriter: the SQL of each kind of item a recorder writes.
+#include "record/run_writer.h"
+
+#include "record/run_file_json.h"
+#include "record/run_file_schema.h"
+#include "nanscope/run_recorder.h"
+
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <ctime>
+
+#ifndef NANSCOPE_VERSION
+#define NANSCOPE_VERSION "unknown"
+#endif
+
+namespace nanscope::record {
+
+namespace {
+
+std::string utcNow()
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string libtorchVersion()
+{
+    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+           std::to_string(TORCH_VERSION_PATCH);
+}
+
+std::string indexList(const std::vector<std::int64_t> &v) { return v.empty() ? "" : Json(v).dump(); }
+
+}  // namespace
+
+RunWriter::RunWriter(Database &db) : db_(db) {}
+
+RunWriter::~RunWriter() = default;
+
+void RunWriter::heartbeat() { db_.exec("UPDATE run SET heartbeat = heartbeat + 1"); }
+
+void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
+{
+    const Controls controls = initialControls(c);
+    Statement run = db_.prepare(
+        "INSERT INTO run (format_version, nanscope_version, libtorch_version, created, scenario, model_path, "
+        "model_sha256, device, precision, seed, config, controls) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    run.bind(1, kRunFileFormatVersion)
+        .bind(2, std::string(NANSCOPE_VERSION))
+        .bind(3, libtorchVersion())
+        .bind(4, utcNow())
+        .bindText(5, c.usesModelFile() ? std::string() : c.scenario)
+        .bindText(6, c.modelPath)
+        .bindText(7, c.usesModelFile() ? fileSha256(c.modelPath) : std::string())
+        .bind(8, c.device)
+        .bind(9, std::string(precisionName(controls.precision)))
+        .bind(10, std::int64_t(c.seed))
+        .bind(11, configJson(c, controls, stepsToRun(c)).dump())
+        .bind(12, controlsJson(controls).dump());
+    run.run();
+    layerCount_ = std::int64_t(layers.size());
+    Statement layer = db_.prepare("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)");
+    for (const Layer &l : layers) {
+        layer.bind(1, l.id).bind(2, l.path).bind(3, l.type);
+        if (l.parent >= 0)
+            layer.bind(4, l.parent);
+        else
+            layer.bindNull(4);
+        layer.run();
+    }
+}
+
+void RunWriter::step(const StepRecord &r)
+{
+    if (!insertStep_) {  // prepared once, on the writer thread
+        insertStep_ = std::make_unique<Statement>(db_.prepare(
+            "INSERT OR REPLACE INTO steps (step, loss, grad_norm, grad_norm_clipped, lr, loss_scale, skipped, "
+            "rolled_back, why, step_ms, origin_phase, origin_layer, origin_op, origin_source, origin_produced, "
+            "origin_explanation, input_numel, input_min, input_max, input_norm, input_nan, input_posinf, "
+            "input_neginf, loss_numel, loss_min, loss_max, loss_norm, loss_nan, loss_posinf, loss_neginf, "
+            "bad_samples, quarantined, zeroed_gradients, overflow_layers) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+        insertLayer_ = std::make_unique<Statement>(
+            db_.prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+        insertNonFinite_ =
+            std::make_unique<Statement>(db_.prepare("INSERT OR REPLACE INTO layer_nonfinite VALUES (?,?,?,?,?,?)"));
+    }
+    Statement *layer = insertLayer_.get(), *nonFinite = insertNonFinite_.get();
+    Statement &s = *insertStep_;
+    s.bind(1, r.step)
+        .bind(2, r.loss)
+        .bind(3, r.gradNorm)
+        .bind(4, r.gradNormClipped)
+        .bind(5, r.learningRate)
+        .bind(6, r.lossScale)
+        .bind(7, int(r.skipped))
+        .bind(8, int(r.rolledBack))
+        .bindText(9, r.why)
+        .bind(10, r.stepMillis);
+    if (r.origin.valid()) {
+        s.bind(11, std::string(phaseName(r.origin.phase)));
+        if (r.origin.layer >= 0)
+            s.bind(12, r.origin.layer);
+        s.bindText(13, r.origin.op).bindText(14, r.origin.source).bind(15, int(r.origin.produced));
+        s.bindText(16, r.origin.explanation);
+    }
+    bindHealthValues(s, 17, r.inputHealth);
+    bindCounts(s, 21, r.inputHealth);
+    bindHealthValues(s, 24, r.lossHealth);
+    bindCounts(s, 28, r.lossHealth);
+    s.bindText(31, indexList(r.badSamples)).bindText(32, indexList(r.quarantined)).bind(33, int(r.zeroedGradients));
+    s.bindText(34, r.overflowLayers.empty() ? std::string() : Json(r.overflowLayers).dump());
+    s.run();
+
+    for (std::size_t i = 0; i < r.layers.size() && std::int64_t(i) < layerCount_; ++i) {
+        const LayerHealth &lh = r.layers[i];
+        const TensorHealth *kinds[] = {&lh.forward, &lh.grad, &lh.params, &lh.paramGrads};
+        layer->bind(1, layerStepKey(r.step, std::int64_t(i), layerCount_)).bind(2, int(lh.inputFinite));
+        for (int k = 0; k < kHealthKinds; ++k) {
+            bindHealthValues(*layer, 3 + 4 * k, *kinds[k], Range::Compact);
+            if (kinds[k]->hasNonFinite()) {
+                nonFinite->bind(1, r.step).bind(2, std::int64_t(i));
+                nonFinite->bind(3, std::string(healthKindName(HealthKind(k))));
+                bindCounts(*nonFinite, 4, *kinds[k]);
+                nonFinite->run();
+            }
+        }
+        layer->run();
+    }
+}
+
+void RunWriter::event(const Event &e)
+{
+    Statement s = db_.prepare("INSERT INTO events (step, kind, layer, text, origin) VALUES (?,?,?,?,?)");
+    s.bind(1, e.step).bind(2, std::string(eventKindName(e.kind)));
+    if (e.layer >= 0)
+        s.bind(3, e.layer);
+    s.bind(4, e.text);
+    if (e.origin.valid())
+        s.bind(5, originJson(e.origin).dump());
+    s.run();
+    const std::int64_t id = db_.singleInt("SELECT last_insert_rowid()");
+    Statement change = db_.prepare("INSERT INTO control_changes (event, step, control, old, new) VALUES (?,?,?,?,?)");
+    for (const ControlChange &c : e.changes) {
+        change.bind(1, id).bind(2, e.step).bind(3, c.control).bind(4, c.before).bind(5, c.after);
+        change.run();
+    }
+}
+
+void RunWriter::finish(const RunSummary &s)
+{
+    Statement u = db_.prepare("UPDATE run SET summary = ?, finished = ?");
+    u.bind(1, summaryJson(s).dump()).bind(2, utcNow());
+    u.run();
+}
+
+}  // namespace nanscope::record

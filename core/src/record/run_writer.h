@@ -1,0 +1,34 @@
+#pragma once
+// The SQL side of a RunRecorder: each item it queued, written into an open run file. Called on the
+// recorder's writer thread, inside the transaction of a batch; throws RunFileError.
+#include "record/sqlite_db.h"
+
+#include "nanscope/records.h"
+#include "nanscope/run_config.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace nanscope::record {
+
+class RunWriter {
+public:
+    explicit RunWriter(Database &db);
+    ~RunWriter();
+    RunWriter(const RunWriter &) = delete;
+    RunWriter &operator=(const RunWriter &) = delete;
+
+    void start(const std::vector<Layer> &layers, const RunConfig &config);  // the run row, the layers
+    void step(const StepRecord &record);
+    void event(const Event &event);
+    void finish(const RunSummary &summary);
+    void heartbeat();  // see RunFileInfo::heartbeat
+
+private:
+    Database &db_;
+    std::unique_ptr<Statement> insertStep_, insertLayer_, insertNonFinite_;  // prepared once
+    std::int64_t layerCount_ = 0;                                            // the key of layer_steps
+};
+
+}  // namespace nanscope::record
