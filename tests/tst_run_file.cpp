@@ -1,9 +1,10 @@
-// Run files: what a recorder writes reads back as the live run, bit for bit; a killed writer
-// leaves a readable file; a reader follows a file another process writes; bad files are refused
-// with one line naming the file and the cause.
+// Run files read back as the live run, bit for bit: every scenario, a model, control changes,
+// hand-made values, through the reader and through SQL alone; CSV; a player that waits for its
+// observers.
 #include "cli_runner.h"
 #include "record_compare.h"
 #include "run_collector.h"
+#include "run_file_helpers.h"
 #include "torchscript_fixtures.h"
 
 #include "nanscope/pushed_run_source.h"
@@ -23,51 +24,13 @@
 
 #include <atomic>
 #include <cmath>
-#include <sstream>
 #include <limits>
+#include <sstream>
 
 using namespace nanscope;
-using nanscope::testing::diffEvent;
-using nanscope::testing::diffRecord;
+using namespace nanscope::testing;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Runs `config` on a session with a recorder beside the collector; the recorder is closed after.
-std::unique_ptr<RunCollector> recordRun(const RunConfig &config, const std::string &path,
-                                        const std::function<void(Session &)> &during = {})
-{
-    auto c = std::make_unique<RunCollector>();
-    Session session;
-    RunRecorder recorder(path);
-    session.addObserver(c.get());
-    session.addObserver(&recorder);
-    std::string error;
-    if (!session.start(config, &error)) {
-        c->summary.error = error;
-        return c;
-    }
-    if (during)
-        during(session);
-    session.wait(300000);
-    session.removeObserver(c.get());
-    session.removeObserver(&recorder);
-    recorder.close();
-    return c;
-}
-
-std::vector<StepRecordPtr> readAll(const RunFile &file)
-{
-    std::vector<StepRecordPtr> out;
-    for (;;) {
-        const auto chunk = file.readSteps(out.empty() ? -1 : out.back()->step, 1000);
-        out.insert(out.end(), chunk.begin(), chunk.end());
-        if (chunk.size() < 1000)
-            return out;
-    }
-}
 
 void compareRun(const RunCollector &live, const RunFile &file)
 {
@@ -176,37 +139,6 @@ void compareViewWithRecords(const QString &path, const std::vector<StepRecordPtr
     QVERIFY(rows > 0);
 }
 
-QByteArray bytesOf(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-void writeBytes(const QString &path, const QByteArray &bytes)
-{
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(bytes);
-}
-
-// Polls until a run file at `path` opens and holds at least `steps` steps.
-std::int64_t waitForSteps(const QString &path, std::int64_t steps, int timeoutMs)
-{
-    QElapsedTimer t;
-    t.start();
-    while (t.elapsed() < timeoutMs) {
-        try {
-            RunFile f(path.toStdString());
-            const std::int64_t n = f.stats().steps;
-            if (n >= steps)
-                return n;
-        } catch (const RunFileError &) {
-        }
-        QThread::msleep(20);
-    }
-    return -1;
-}
-
 }  // namespace
 
 class TestRunFile : public QObject {
@@ -219,15 +151,8 @@ private slots:
     void controlChangesRoundTrip();
     void modelRoundTrip();
     void nonFiniteValuesRoundTrip();
-    void killedWriterLeavesReadableFile();
-    void followSeesAnotherProcessWrite();
-    void playerWaitsForASlowObserver();
-    void badFiles_data();
-    void badFiles();
-    void corpusOfBrokenFiles_data();
-    void corpusOfBrokenFiles();
-    void unwritablePathFailsAtOnce();
     void exportWritesCsv();
+    void playerWaitsForASlowObserver();
 
 private:
     QString file(const QString &name) const { return dir_.filePath(name); }
@@ -421,93 +346,32 @@ void TestRunFile::nonFiniteValuesRoundTrip()
     sqlite3_close(db);
 }
 
-void TestRunFile::killedWriterLeavesReadableFile()
+void TestRunFile::exportWritesCsv()
 {
-    const QString path = file("killed.nsrun");
-    QProcess child;
-    child.setStandardOutputFile(QProcess::nullDevice());
-    child.setStandardErrorFile(QProcess::nullDevice());
-    child.start(NANSCOPE_EXE, {"run", "--scenario", "safe-training", "--steps", "1000000", "--record", path});
-    QVERIFY(child.waitForStarted());
-    QVERIFY(waitForSteps(path, 20, 60000) >= 20);
-    QThread::msleep(1500);
-    const std::int64_t beat = RunFile(path.toStdString()).info().heartbeat;
-    QVERIFY(beat >= 1);  // the writer's heartbeat goes up while it lives
-    const std::int64_t committedBefore = RunFile(path.toStdString()).stats().steps;
-    QThread::msleep(1100);  // the kill comes a second after the count
-    child.kill();           // SIGKILL
-    QVERIFY(child.waitForFinished());
-    QCOMPARE(child.exitStatus(), QProcess::CrashExit);
-
-    RunFile f(path.toStdString());
-    const RunFileStats st = f.stats();
-    QVERIFY2(st.steps >= committedBefore, qPrintable(QString("%1 < %2").arg(st.steps).arg(committedBefore)));
-    QVERIFY(st.steps > committedBefore);  // the writer kept committing in that second
-    QCOMPARE(st.firstStep, 0);
-    QCOMPARE(st.lastStep, int(st.steps - 1));  // no hole
-    QVERIFY(!f.info().finished);
-
-    const auto report = nanscope::testing::run({"report", path, "--json"});
-    QCOMPARE(report.code, 0);
-    QCOMPARE(report.objects.size(), 1);
-    QCOMPARE(report.objects[0]["finished"].toBool(true), false);
-    QCOMPARE(report.objects[0]["steps_run"].toInt(), int(st.steps));
-    const auto text = nanscope::testing::run({"report", path});
-    QVERIFY(text.out.contains("did not finish"));
-
-    // Followed, the file of a dead writer ends as unfinished once its heartbeat stood still.
-    RecordedRunOptions options;
-    options.pollMs = 50;
-    options.writerGoneMs = 1500;
-    RecordedRun followed(path.toStdString(), options);
-    RunCollector c;
-    followed.addObserver(&c);
-    QElapsedTimer t;
-    t.start();
-    followed.start();
-    QVERIFY(followed.wait(30000));
-    followed.removeObserver(&c);
-    QVERIFY(t.elapsed() >= 1500);
-    QCOMPARE(std::int64_t(c.records.size()), st.steps);
-    QVERIFY(!c.summary.finished);
-    QCOMPARE(c.summary.stepsRun, int(st.steps));
-    QVERIFY(!c.events.empty());
-    QVERIFY(QString::fromStdString(c.events.back().text).contains("stopped without finishing"));
+    const QString path = file("export.nsrun");
+    RunConfig config;
+    config.scenario = "nan-input";
+    config.steps = 12;
+    const auto live = recordRun(config, path.toStdString());
+    const QString csv = file("steps.csv"), layers = file("layers.csv");
+    QCOMPARE(nanscope::testing::run({"export", path, "--csv", csv}).code, 0);
+    QCOMPARE(nanscope::testing::run({"export", path, "--csv", layers, "--layers"}).code, 0);
+    const QStringList rows = QString::fromUtf8(bytesOf(csv)).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(rows.size(), 1 + 12);
+    QVERIFY(rows[0].startsWith("step,loss,grad_norm,"));
+    QVERIFY(rows[1].startsWith("0,"));
+    QCOMPARE(rows[1].section(',', 11, 11), QString("input"));  // origin_phase of the first step
+    int expected = 0;
+    for (const StepRecordPtr &r : live->records)
+        for (const LayerHealth &lh : r->layers)
+            expected +=
+                int(lh.forward.present) + int(lh.grad.present) + int(lh.params.present) + int(lh.paramGrads.present);
+    const QStringList layerRows = QString::fromUtf8(bytesOf(layers)).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(layerRows.size(), 1 + expected);
+    const auto bad = nanscope::testing::run({"export", file("none.nsrun"), "--csv", csv});
+    QCOMPARE(bad.code, 1);
 }
 
-void TestRunFile::followSeesAnotherProcessWrite()
-{
-    const QString path = file("followed.nsrun");
-    const int steps = 3000;
-    QProcess child;
-    child.setStandardOutputFile(QProcess::nullDevice());
-    child.start(NANSCOPE_EXE,
-                {"run", "--scenario", "safe-training", "--steps", QString::number(steps), "--record", path, "--json"});
-    QVERIFY(child.waitForStarted());
-    QVERIFY(waitForSteps(path, 0, 60000) >= 0);
-    RecordedRunOptions options;
-    options.pollMs = 50;
-    RecordedRun run(path.toStdString(), options);
-    const std::int64_t atOpen = RunFile(path.toStdString()).stats().steps;
-    RunCollector c;
-    run.addObserver(&c);
-    run.start();
-    QVERIFY(run.wait(120000));
-    run.removeObserver(&c);
-    QVERIFY(child.waitForFinished(60000));
-    QCOMPARE(child.exitCode(), 0);
-
-    QVERIFY2(atOpen < steps, "the child finished before the reader opened the file");
-    QCOMPARE(int(c.records.size()), steps);
-    for (int i = 0; i < steps; ++i)
-        QCOMPARE(c.records[std::size_t(i)]->step, i);
-    QVERIFY(c.summary.finished);
-    QCOMPARE(c.summary.stepsRun, steps);
-    QCOMPARE(c.states.front(), SessionState::Running);
-    QCOMPARE(c.states.back(), SessionState::Finished);
-}
-
-// An observer that takes nothing in: the player stops handing it records at the backlog limit.
 struct SlowObserver final : RunObserver {
     std::atomic<std::size_t> held{0};
     std::atomic<bool> draining{false};
@@ -539,185 +403,6 @@ void TestRunFile::playerWaitsForASlowObserver()
     slow.draining = true;  // it catches up: the rest comes
     QVERIFY(run.wait(30000));
     run.removeObserver(&slow);
-}
-
-void TestRunFile::badFiles_data()
-{
-    QTest::addColumn<QString>("kind");
-    QTest::addColumn<QString>("cause");
-    QTest::newRow("missing") << "missing"
-                             << "no such file";
-    QTest::newRow("folder") << "folder"
-                            << "is a folder";
-    QTest::newRow("empty") << "empty"
-                           << "empty";
-    QTest::newRow("text") << "text"
-                          << "not a NaNScope run file";
-    QTest::newRow("other sqlite database") << "other-db"
-                                           << "not a NaNScope run file";
-    QTest::newRow("truncated") << "truncated"
-                               << "damaged";
-    QTest::newRow("corrupted pages") << "corrupted"
-                                     << "damaged";
-    QTest::newRow("newer version") << "newer"
-                                   << "newer NaNScope";
-    QTest::newRow("locked by a writer") << "locked"
-                                        << "locked";
-}
-
-void TestRunFile::badFiles()
-{
-    QFETCH(QString, kind);
-    QFETCH(QString, cause);
-    // A real run file to break.
-    const QString good = file("good.nsrun");
-    if (!QFile::exists(good)) {
-        RunConfig config;
-        config.scenario = "safe-training";
-        config.steps = 60;
-        recordRun(config, good.toStdString());
-    }
-    const QString path = file("bad-" + kind + ".nsrun");
-    const QByteArray bytes = bytesOf(good);
-    QVERIFY(bytes.size() > 16 * 4096);
-    sqlite3 *lock = nullptr;
-    if (kind == "folder") {
-        QVERIFY(QDir().mkpath(path));
-    } else if (kind == "empty") {
-        writeBytes(path, {});
-    } else if (kind == "text") {
-        writeBytes(path, "step,loss\n0,1.5\n");
-    } else if (kind == "other-db") {
-        sqlite3 *db = nullptr;
-        sqlite3_open(path.toUtf8().constData(), &db);
-        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr);
-        sqlite3_close(db);
-    } else if (kind == "truncated") {
-        writeBytes(path, bytes.left(bytes.size() / 2));
-    } else if (kind == "corrupted") {
-        QByteArray broken = bytes;
-        for (int i = 3 * 4096; i < broken.size(); ++i)
-            broken[i] = char(0xA5 ^ (i * 31));
-        writeBytes(path, broken);
-    } else if (kind == "newer" || kind == "locked") {
-        writeBytes(path, bytes);
-        sqlite3_open(path.toUtf8().constData(), &lock);
-        if (kind == "newer") {
-            QCOMPARE(sqlite3_exec(lock, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
-            sqlite3_close(lock);
-            lock = nullptr;
-        } else {
-            QCOMPARE(sqlite3_exec(lock, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
-        }
-    }
-
-    // The reader: a RunFileError that names the file and the cause, whatever is read.
-    QString message;
-    try {
-        RunFile f(path.toStdString());
-        readAll(f);
-        f.readEvents(0);
-    } catch (const RunFileError &e) {
-        message = QString::fromStdString(e.what());
-    }
-    QVERIFY2(message.startsWith(path + ": "), qPrintable(message));
-    QVERIFY2(message.contains(cause), qPrintable(message));
-    QVERIFY(!message.contains('\n'));
-
-    // The command line: one line on stderr, exit 1.
-    const auto report = nanscope::testing::run({"report", path});
-    QCOMPARE(report.code, 1);
-    QVERIFY2(report.err.startsWith("nanscope: " + path + ": "), qPrintable(report.err));
-    QCOMPARE(report.err.count('\n'), 1);
-    if (lock) {
-        sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr);
-        sqlite3_close(lock);
-    }
-    if (kind != "missing" && kind != "folder" && kind != "newer" && kind != "locked") {
-        // Opening never wrote to the file.
-        const QByteArray after = bytesOf(path);
-        QVERIFY(kind == "empty" ? after.isEmpty() : !after.isEmpty());
-    }
-}
-
-// The fuzzer's seeds (tests/data/run-files): bad-* are refused with one line, good-* are read,
-// whatever odd values they hold.
-void TestRunFile::corpusOfBrokenFiles_data()
-{
-    QTest::addColumn<QString>("path");
-    const QDir corpus(NANSCOPE_RUN_FILE_CORPUS);
-    const QStringList files = corpus.entryList({"*.nsrun"}, QDir::Files, QDir::Name);
-    QVERIFY(files.size() >= 8);
-    for (const QString &f : files)
-        QTest::newRow(qPrintable(f)) << corpus.filePath(f);
-}
-
-void TestRunFile::corpusOfBrokenFiles()
-{
-    QFETCH(QString, path);
-    // A copy: the reader must not need to write, and the corpus must stay as committed.
-    const QString copy = file("corpus-" + QFileInfo(path).fileName());
-    QFile::remove(copy);
-    QVERIFY(QFile::copy(path, copy));
-    const bool good = QFileInfo(path).fileName().startsWith("good-");
-    QString message;
-    try {
-        RunFile f(copy.toStdString());
-        readAll(f);
-        f.readEvents(0);
-    } catch (const RunFileError &e) {
-        message = QString::fromStdString(e.what());
-    }
-    QCOMPARE(message.isEmpty(), good);
-    const auto report = nanscope::testing::run({"report", copy});
-    QCOMPARE(report.code, good ? 0 : 1);
-    if (!good) {
-        QVERIFY2(report.err.startsWith("nanscope: " + copy + ": "), qPrintable(report.err));
-        QCOMPARE(report.err.count('\n'), 1);
-    }
-    QCOMPARE(bytesOf(copy), bytesOf(path));  // reading wrote nothing
-}
-
-void TestRunFile::unwritablePathFailsAtOnce()
-{
-    const QString path = file("no-such-folder/run.nsrun");
-    QString message;
-    try {
-        RunRecorder recorder(path.toStdString());
-    } catch (const RunFileError &e) {
-        message = QString::fromStdString(e.what());
-    }
-    QVERIFY2(message.startsWith(path + ": "), qPrintable(message));
-    const auto run = nanscope::testing::run({"run", "--scenario", "large-lr-mse", "--steps", "3", "--record", path});
-    QCOMPARE(run.code, 1);
-    QVERIFY2(run.err.contains("cannot record the run"), qPrintable(run.err));
-    QVERIFY(run.out.isEmpty() || !run.out.contains("== report =="));
-}
-
-void TestRunFile::exportWritesCsv()
-{
-    const QString path = file("export.nsrun");
-    RunConfig config;
-    config.scenario = "nan-input";
-    config.steps = 12;
-    const auto live = recordRun(config, path.toStdString());
-    const QString csv = file("steps.csv"), layers = file("layers.csv");
-    QCOMPARE(nanscope::testing::run({"export", path, "--csv", csv}).code, 0);
-    QCOMPARE(nanscope::testing::run({"export", path, "--csv", layers, "--layers"}).code, 0);
-    const QStringList rows = QString::fromUtf8(bytesOf(csv)).split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(rows.size(), 1 + 12);
-    QVERIFY(rows[0].startsWith("step,loss,grad_norm,"));
-    QVERIFY(rows[1].startsWith("0,"));
-    QCOMPARE(rows[1].section(',', 11, 11), QString("input"));  // origin_phase of the first step
-    int expected = 0;
-    for (const StepRecordPtr &r : live->records)
-        for (const LayerHealth &lh : r->layers)
-            expected +=
-                int(lh.forward.present) + int(lh.grad.present) + int(lh.params.present) + int(lh.paramGrads.present);
-    const QStringList layerRows = QString::fromUtf8(bytesOf(layers)).split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(layerRows.size(), 1 + expected);
-    const auto bad = nanscope::testing::run({"export", file("none.nsrun"), "--csv", csv});
-    QCOMPARE(bad.code, 1);
 }
 
 QTEST_GUILESS_MAIN(TestRunFile)
