@@ -186,8 +186,7 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
         r->why = s.text(8);
         r->stepMillis = s.real(9);
         if (!s.isNull(10)) {
-            record::Json phase = s.text(10);
-            r->origin = record::originFrom(record::Json{{"phase", phase}});
+            r->origin.phase = record::phaseFrom(s.text(10));
             r->origin.step = r->step;
             r->origin.layer = s.isNull(11) ? -1 : int(s.integer(11));
             if (r->origin.layer >= 0 && r->origin.layer < int(d_->layers.size()))

@@ -25,6 +25,9 @@ double number(const Json &j, const char *key, double fallback)
     return it == j.end() || it->is_null() ? fallback : numberFrom(*it);
 }
 
+
+}  // namespace
+
 Phase phaseFrom(const std::string &name)
 {
     for (Phase p : {Phase::Input, Phase::Forward, Phase::Loss, Phase::Backward, Phase::Parameter, Phase::Update})
@@ -32,8 +35,6 @@ Phase phaseFrom(const std::string &name)
             return p;
     return Phase::None;
 }
-
-}  // namespace
 
 Json numberJson(double v)
 {
