@@ -2,17 +2,17 @@
 // A run whose data its owner pushes: the GUI benchmark's synthetic runs and the tests' scripted
 // ones reach the window exactly as a live session's do, through RunObserver. It takes no
 // commands: its capabilities are none.
+#include "nanscope/observer_list.h"
 #include "nanscope/run_source.h"
 
 #include <mutex>
-#include <vector>
 
 namespace nanscope {
 
 class PushedRunSource final : public RunSource {
 public:
-    void addObserver(RunObserver *observer) override;
-    void removeObserver(RunObserver *observer) override;
+    void addObserver(RunObserver *observer) override { observers_.add(observer); }
+    void removeObserver(RunObserver *observer) override { observers_.remove(observer); }
     RunCapabilities capabilities() const override { return RunCapabilities::none(); }
 
     bool start(const RunConfig &config, std::string *error = nullptr) override;
@@ -37,10 +37,8 @@ public:
     void finishRun(const RunSummary &summary);
 
 private:
-    template <typename F> void notify(F &&f);
-
-    mutable std::mutex mutex_;
-    std::vector<RunObserver *> observers_;
+    ObserverList observers_;
+    mutable std::mutex mutex_;  // run_ and state_
     int run_ = 0;
     SessionState state_ = SessionState::Idle;
 };

@@ -3,6 +3,7 @@
 // would have delivered it (layers, steps, events, then the summary), on a thread of its own. With
 // `follow`, a file another process is still writing keeps being read until its writer finishes
 // it or stop() is called. Watched, never steered: its capabilities are none.
+#include "nanscope/observer_list.h"
 #include "nanscope/run_file.h"
 #include "nanscope/run_source.h"
 
@@ -51,8 +52,8 @@ public:
     const RunFileInfo &info() const { return info_; }
     const std::string &path() const { return path_; }
 
-    void addObserver(RunObserver *observer) override;
-    void removeObserver(RunObserver *observer) override;
+    void addObserver(RunObserver *observer) override { observers_.add(observer); }
+    void removeObserver(RunObserver *observer) override { observers_.remove(observer); }
     RunCapabilities capabilities() const override { return RunCapabilities::none(); }
 
     // Plays the file (the configuration is the file's own; `config` is ignored). Again from the
@@ -75,16 +76,15 @@ private:
     void play(int run);
     void setState(SessionState s);
     void waitForObservers();
-    template <typename F> void notify(F &&f);
 
     std::string path_;
     RecordedRunOptions options_;
     RunFileInfo info_;
     std::unique_ptr<RunFile> file_;  // used by the player thread only once it runs
 
-    mutable std::mutex mutex_;
+    ObserverList observers_;
+    mutable std::mutex mutex_;  // state_, run_, playing_
     std::condition_variable changed_;
-    std::vector<RunObserver *> observers_;
     SessionState state_ = SessionState::Idle;
     int run_ = 0;
     bool playing_ = false;

@@ -64,25 +64,6 @@ RecordedRun::~RecordedRun()
         player_.join();
 }
 
-template <typename F> void RecordedRun::notify(F &&f)
-{
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (RunObserver *o : observers_)
-        f(*o);
-}
-
-void RecordedRun::addObserver(RunObserver *observer)
-{
-    std::lock_guard<std::mutex> lock(mutex_);
-    observers_.push_back(observer);
-}
-
-void RecordedRun::removeObserver(RunObserver *observer)
-{
-    std::lock_guard<std::mutex> lock(mutex_);
-    observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
-}
-
 bool RecordedRun::start(const RunConfig &, std::string *)
 {
     stop();
@@ -128,11 +109,7 @@ void RecordedRun::waitForObservers()
 {
     for (;;) {
         std::size_t most = 0;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            for (const RunObserver *o : observers_)
-                most = std::max(most, o->backlog());
-        }
+        observers_.forEach([&most](const RunObserver &o) { most = std::max(most, o.backlog()); });
         const std::size_t layers = std::max<std::size_t>(1, file_->layers().size());
         const std::size_t limit = std::max<std::size_t>(1024, options_.maxBacklogLayerSteps / layers);
         if (most <= limit || stopRequested_)
@@ -147,7 +124,7 @@ void RecordedRun::setState(SessionState s)
         std::lock_guard<std::mutex> lock(mutex_);
         state_ = s;
     }
-    notify([s](RunObserver &o) { o.stateChanged(s); });
+    observers_.forEach([s](RunObserver &o) { o.stateChanged(s); });
 }
 
 void RecordedRun::play(int run)
@@ -159,7 +136,7 @@ void RecordedRun::play(int run)
         file.refresh();
         RunConfig config = file.info().config;
         const std::vector<Layer> &layers = file.layers();
-        notify([&](RunObserver &o) { o.runStarted(run, layers, config); });
+        observers_.forEach([&](RunObserver &o) { o.runStarted(run, layers, config); });
         setState(SessionState::Running);
         SummaryBuilder builder(file.info(), layers.size());
         int lastStep = -1;
@@ -171,7 +148,7 @@ void RecordedRun::play(int run)
             while (n < pendingEvents.size() && pendingEvents[n].step <= step)
                 ++n;
             for (std::size_t i = 0; i < n; ++i)
-                notify([&](RunObserver &o) { o.eventRaised(pendingEvents[i]); });
+                observers_.forEach([&](RunObserver &o) { o.eventRaised(pendingEvents[i]); });
             pendingEvents.erase(pendingEvents.begin(), pendingEvents.begin() + std::ptrdiff_t(n));
         };
         std::int64_t heartbeat = -1;
@@ -197,7 +174,7 @@ void RecordedRun::play(int run)
                 for (const StepRecordPtr &r : steps) {
                     deliverEventsUpTo(r->step - 1);
                     builder.add(*r);
-                    notify([&](RunObserver &o) { o.stepRecorded(r); });
+                    observers_.forEach([&](RunObserver &o) { o.stepRecorded(r); });
                     deliverEventsUpTo(r->step);
                     lastStep = r->step;
                 }
@@ -212,7 +189,7 @@ void RecordedRun::play(int run)
                             "the writer of this run stopped without finishing it (no sign of it for " +
                                 std::to_string(options_.writerGoneMs / 1000) + " s): the run ends here");
                     e.run = run;
-                    notify([&](RunObserver &o) { o.eventRaised(e); });
+                    observers_.forEach([&](RunObserver &o) { o.eventRaised(e); });
                 }
                 summary = finished ? file.info().summary : builder.summary();
                 break;
@@ -226,7 +203,7 @@ void RecordedRun::play(int run)
     }
     summary.run = run;
     setState(summary.error.empty() ? SessionState::Finished : SessionState::Failed);
-    notify([&](RunObserver &o) { o.runFinished(summary); });
+    observers_.forEach([&](RunObserver &o) { o.runFinished(summary); });
     {
         std::lock_guard<std::mutex> lock(mutex_);
         playing_ = false;
