@@ -9,6 +9,7 @@ struct RunCollector final : nanscope::RunObserver {
     std::mutex mutex;
     std::vector<nanscope::Layer> layers;
     std::vector<nanscope::StepRecordPtr> records;
+    std::vector<nanscope::StepChunkPtr> chunks;  // from a recorded run played in chunks
     std::vector<nanscope::Event> events;
     std::vector<nanscope::SessionState> states;
     nanscope::RunSummary summary;
@@ -23,6 +24,11 @@ struct RunCollector final : nanscope::RunObserver {
     {
         std::lock_guard<std::mutex> lock(mutex);
         records.push_back(r);
+    }
+    void stepsChunked(const nanscope::StepChunkPtr &c) override
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        chunks.push_back(c);
     }
     void eventRaised(const nanscope::Event &e) override
     {

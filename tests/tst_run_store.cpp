@@ -38,6 +38,55 @@ StepRecord record(int step, int layers, int badLayer = -1, std::int64_t nan = 0,
     return r;
 }
 
+// A varied run: a loss with NaN and Inf stretches, one skipped step in some chunks (with the loss
+// scale halving), stretches where layers go non-finite at different fractions, growing outputs.
+StepRecord variedRecord(int step, int layers, int badFrom)
+{
+    StepRecord r = record(step, layers);
+    r.loss = step % 97 == 13 ? kNaN : step % 89 == 7 ? kInf : std::sin(step * 0.37) * 10.0;
+    r.gradNorm = step % 101 == 50 ? -kInf : std::cos(step * 0.11) + 2.0;
+    r.gradNormClipped = std::min(r.gradNorm, 2.5);
+    r.lossScale = 65536.0 / double(1 << std::min(step / 300, 12));
+    r.skipped = step % 150 == 149;
+    r.stepMillis = 0.5 + step % 3;
+    for (int l = 0; l < layers; ++l) {
+        LayerHealth &h = r.layers[std::size_t(l)];
+        h.forward.absMax = std::fabs(std::sin(step * 0.01 * (l + 1))) * (step + 1);
+        h.grad = h.forward;
+        if (step >= badFrom && step % 7 != 0 && l >= 1)
+            h.grad.posInf = (step + l) % 23;  // fractions that rise and fall: the worst step moves
+    }
+    if (step >= badFrom && step % 7 != 0) {
+        r.origin.step = step;
+        r.origin.phase = Phase::Backward;
+        r.origin.layer = 1 + step % (layers - 1);
+        r.origin.produced = true;
+    }
+    return r;
+}
+
+bool sameValue(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+void compareSeries(const DecimatedSeries &a, const DecimatedSeries &b)
+{
+    QCOMPARE(a.valuesPerBucket(), b.valuesPerBucket());
+    QCOMPARE(a.valueCount(), b.valueCount());
+    QCOMPARE(a.buckets().size(), b.buckets().size());
+    for (std::size_t i = 0; i < a.buckets().size(); ++i) {
+        const SeriesBucket &x = a.buckets()[i], &y = b.buckets()[i];
+        QCOMPARE(x.firstStep, y.firstStep);
+        QCOMPARE(x.lastStep, y.lastStep);
+        QCOMPARE(x.count, y.count);
+        QCOMPARE(x.finiteCount, y.finiteCount);
+        if (x.finiteCount > 0) {
+            QCOMPARE(x.min, y.min);
+            QCOMPARE(x.max, y.max);
+        }
+        QCOMPARE(x.firstNonFiniteStep, y.firstNonFiniteStep);
+        QVERIFY(sameValue(x.firstNonFiniteValue, y.firstNonFiniteValue));
+    }
+}
+
 }  // namespace
 
 class TestRunStore : public QObject {
@@ -51,6 +100,8 @@ private Q_SLOTS:
     void headroomIsTheLargestOutputAgainstFp16();
     void skippedStepsAndLossScaleAreKept();
     void storeKeepsTheFirstOriginAndBoundedMarks();
+    void chunksGiveTheSameStoreAsTheirSteps_data();
+    void chunksGiveTheSameStoreAsTheirSteps();
 };
 
 void TestRunStore::seriesStaysBoundedAndKeepsExtremes_data()
@@ -201,6 +252,83 @@ void TestRunStore::storeKeepsTheFirstOriginAndBoundedMarks()
     store.reset({});
     QVERIFY(!store.firstOrigin().valid());
     QCOMPARE(store.stepsSeen(), 0LL);
+}
+
+void TestRunStore::chunksGiveTheSameStoreAsTheirSteps_data()
+{
+    QTest::addColumn<int>("steps");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<int>("seriesCapacity");
+    QTest::addColumn<int>("mapCapacity");
+    QTest::addColumn<int>("badFrom");
+    QTest::newRow("whole chunks") << 64 * 40 << 3 << 16 << 8 << 1000;
+    QTest::newRow("a short last chunk") << 64 * 33 + 17 << 4 << 8 << 4 << 700;
+    QTest::newRow("healthy") << 3000 << 2 << 32 << 16 << (1 << 30);
+}
+
+// The window opening a long run from its chunks (the steps of the last chunk one by one, as
+// RecordedRun plays them) holds what it would hold from every record, once the buckets are at
+// least a chunk wide.
+void TestRunStore::chunksGiveTheSameStoreAsTheirSteps()
+{
+    QFETCH(int, steps);
+    QFETCH(int, layers);
+    QFETCH(int, seriesCapacity);
+    QFETCH(int, mapCapacity);
+    QFETCH(int, badFrom);
+    std::vector<Layer> layerList;
+    for (int l = 0; l < layers; ++l)
+        layerList.push_back({l, l == 0 ? "" : "fc" + std::to_string(l), "Linear", l == 0 ? -1 : 0});
+    RunStore stepwise{std::size_t(seriesCapacity), std::size_t(mapCapacity)};
+    RunStore chunked{std::size_t(seriesCapacity), std::size_t(mapCapacity)};
+    stepwise.reset(layerList);
+    chunked.reset(layerList);
+    std::vector<StepRecord> records;
+    for (int step = 0; step < steps; ++step)
+        records.push_back(variedRecord(step, layers, badFrom));
+    const int lastChunk = chunkOfStep(steps - 1);
+    StepChunk chunk;
+    for (const StepRecord &r : records) {
+        stepwise.append(r);
+        if (chunkOfStep(r.step) == lastChunk) {
+            chunked.append(r);
+            continue;
+        }
+        if (chunk.index != chunkOfStep(r.step))
+            chunk = StepChunk(chunkOfStep(r.step), std::size_t(layers));
+        chunk.add(r);
+        if (r.step % kChunkSteps == kChunkSteps - 1)
+            chunked.appendChunk(chunk);
+    }
+
+    QVERIFY(stepwise.series(Series::Loss).valuesPerBucket() >= kChunkSteps);
+    for (int s = 0; s < kSeriesCount; ++s)
+        compareSeries(chunked.series(Series(s)), stepwise.series(Series(s)));
+    compareSeries(chunked.skippedSteps(), stepwise.skippedSteps());
+    QCOMPARE(chunked.usesLossScaling(), stepwise.usesLossScaling());
+    QCOMPARE(chunked.stepsSeen(), stepwise.stepsSeen());
+    QCOMPARE(chunked.lastStep(), stepwise.lastStep());
+    QCOMPARE(chunked.firstOrigin().step, stepwise.firstOrigin().step);
+    QCOMPARE(chunked.firstOrigin().layer, stepwise.firstOrigin().layer);
+    const NanMapData &a = chunked.map(), &b = stepwise.map();
+    QCOMPARE(a.columnCount(), b.columnCount());
+    QCOMPARE(a.stepsPerColumn(), b.stepsPerColumn());
+    int badCells = 0;
+    for (int c = 0; c < a.columnCount(); ++c) {
+        QCOMPARE(a.firstStep(c), b.firstStep(c));
+        QCOMPARE(a.lastStep(c), b.lastStep(c));
+        for (int k = 0; k < kStoredMapKinds; ++k)
+            for (int l = 0; l < layers; ++l) {
+                const MapCell &x = a.cell(MapKind(k), c, l), &y = b.cell(MapKind(k), c, l);
+                QCOMPARE(x.present, y.present);
+                QCOMPARE(x.step, y.step);
+                QCOMPARE(x.numel, y.numel);
+                QCOMPARE(x.nonFinite(), y.nonFinite());
+                QCOMPARE(x.absMax, y.absMax);
+                badCells += x.nonFinite() > 0 ? 1 : 0;
+            }
+    }
+    QCOMPARE(badCells > 0, badFrom < steps);
 }
 
 QTEST_GUILESS_MAIN(TestRunStore)

@@ -39,6 +39,7 @@ private slots:
     }
     void openedRunShowsWhatLiveShowed_data();
     void openedRunShowsWhatLiveShowed();
+    void longRunOpensFromItsChunks();
     void badFileGetsAMessageBox_data();
     void badFileGetsAMessageBox();
 
@@ -129,6 +130,40 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     QVERIFY(opened.action(QStringLiteral("start"))->isEnabled());
     QCOMPARE(opened.store().stepsSeen(), 0LL);
     QCOMPARE(opened.controlPanel()->scenario(), QStringLiteral("large-lr-mse"));  // the live settings are back
+}
+
+// A long run opens from its chunks (and its last chunk's steps): the tree, the origin, the step
+// shown and the steps counted are those of opening it step by step. (That the plots and the map
+// hold the same buckets is tst_run_store's chunksGiveTheSameStoreAsTheirSteps.)
+void TestRunWindow::longRunOpensFromItsChunks()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("nan-input"));
+    live.setSteps(300);
+    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+    const QString file = live.runFile();
+
+    MainWindow chunked, stepwise;
+    chunked.setOpenChunkedAbove(0);
+    stepwise.setOpenChunkedAbove(-1);
+    QVERIFY(runToEnd(chunked, [&] { QVERIFY(chunked.openRun(file)); }));
+    QVERIFY(runToEnd(stepwise, [&] { QVERIFY(stepwise.openRun(file)); }));
+    QCOMPARE(chunked.store().stepsSeen(), 300LL);
+    QCOMPARE(stepwise.store().stepsSeen(), 300LL);
+    QVERIFY(chunked.store().series(Series::Loss).valuesPerBucket() >= kChunkSteps);  // it did use chunks
+    QCOMPARE(stepwise.store().series(Series::Loss).valuesPerBucket(), 1);
+    QCOMPARE(chunked.originText(), stepwise.originText());
+    QVERIFY(!chunked.originText().isEmpty());
+    QCOMPARE(chunked.statusText(), stepwise.statusText());
+    const LayerTreeModel &a = *chunked.layerModel(), &b = *stepwise.layerModel();
+    int marked = 0;
+    for (const Layer &l : chunked.controller().layers())
+        for (int column = 0; column < LayerTreeModel::ColumnCount; ++column) {
+            const QString x = a.data(a.indexForLayer(l.id, column)).toString();
+            QCOMPARE(x, b.data(b.indexForLayer(l.id, column)).toString());
+            marked += column == LayerTreeModel::FirstNonFiniteColumn && !x.isEmpty() ? 1 : 0;
+        }
+    QVERIFY(marked > 0);  // some layer has a first non-finite step to compare
 }
 
 void TestRunWindow::badFileGetsAMessageBox_data()

@@ -40,6 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
                 break;
             last = steps.back()->step;
         }
+        (void)file.lastStep();
+        (void)file.readChunks(-1, 1 << 30, 256);
         (void)file.readEvents(0);
         file.refresh();
     } catch (const nanscope::RunFileError &) {

@@ -48,5 +48,8 @@ c.close()
 edited('good-odd-values.nsrun',
        "UPDATE steps SET loss = 'a word', bad_samples = '{not json', origin_phase = 'nowhere'",
        "UPDATE layer_steps SET forward_min = 'text', grad_max = x'00ff' WHERE key % 2 = 0",
-       "UPDATE run SET config = '[1,2', summary = '{\"steps_run\": \"many\"}'")
+       "UPDATE run SET config = '[1,2', summary = '{\"steps_run\": \"many\"}'",
+       "UPDATE chunks SET first_origin_step = 12345, quarantined = '[1, \"x\"', steps = -3",
+       "UPDATE chunk_series SET min = 'text', first_nonfinite_step = 7 WHERE series = 'loss'",
+       "INSERT INTO chunk_layers (chunk, layer, nonfinite_steps) VALUES (0, 99, 1), (5, 0, 1)")
 print('\n'.join(sorted(os.listdir('.'))))

@@ -128,8 +128,14 @@ bool LayerTreeModel::apply(Node &node, const StepRecord &record, const LayerHeal
     }
     const Origin &o = record.origin;
     const bool producer = o.valid() && o.produced && o.layer == node.layer.id;
-    if ((bad || producer) && (node.firstNonFinite < 0 || record.step < node.firstNonFinite)) {
-        node.firstNonFinite = record.step;
+    return markNonFinite(node, record.step, bad, producer) || changed;
+}
+
+bool LayerTreeModel::markNonFinite(Node &node, int step, bool bad, bool producer)
+{
+    bool changed = false;
+    if ((bad || producer) && (node.firstNonFinite < 0 || step < node.firstNonFinite)) {
+        node.firstNonFinite = step;
         changed = true;
     }
     if (bad && !node.sawNonFinite) {
@@ -141,6 +147,27 @@ bool LayerTreeModel::apply(Node &node, const StepRecord &record, const LayerHeal
         changed = true;
     }
     return changed;
+}
+
+void LayerTreeModel::addChunks(const QVector<StepChunkPtr> &chunks)
+{
+    if (nodes_.empty())
+        return;
+    std::vector<bool> changed(nodes_.size(), false);
+    for (const StepChunkPtr &chunk : chunks) {
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+            const int id = nodes_[i].layer.id;
+            if (id < 0 || std::size_t(id) >= chunk->layers.size())
+                continue;
+            const StepChunk::LayerPart &part = chunk->layers[std::size_t(id)];
+            // A layer bad at one step and producer at another: both marks, the earlier step first.
+            if (part.firstNonFinite >= 0 && markNonFinite(nodes_[i], part.firstNonFinite, true, false))
+                changed[i] = true;
+            if (part.firstProduced >= 0 && markNonFinite(nodes_[i], part.firstProduced, false, true))
+                changed[i] = true;
+        }
+    }
+    emitChanged(changed);
 }
 
 void LayerTreeModel::addRecords(const QVector<StepRecordPtr> &records)

@@ -3,6 +3,7 @@
 // a run streams; they update rows in place (dataChanged), never with a reset, so the view keeps
 // its expansion and selection. Filtering and sorting happen in a proxy (makeLayerFilterProxy).
 #include "nanscope/records.h"
+#include "nanscope/step_chunk.h"
 
 #include <QAbstractItemModel>
 #include <QColor>
@@ -47,6 +48,9 @@ public:
     void setLayers(const std::vector<Layer> &layers);
     // Live update: dataChanged for the rows whose shown values changed, nothing else.
     void addRecords(const QVector<nanscope::StepRecordPtr> &records);
+    // A long recorded run's earlier steps, folded: the same statuses and first steps as their
+    // records (the health shown comes from the records after them).
+    void addChunks(const QVector<nanscope::StepChunkPtr> &chunks);
 
     QModelIndex indexForLayer(int id, int column = 0) const;
     int layerAt(const QModelIndex &index) const;  // -1 for an invalid index
@@ -76,6 +80,7 @@ private:
     int nodeOf(const QModelIndex &index) const;
     const std::vector<int> &childrenOf(int node) const { return node < 0 ? top_ : nodes_[node].children; }
     bool apply(Node &node, const StepRecord &record, const LayerHealth *health) const;
+    static bool markNonFinite(Node &node, int step, bool bad, bool producer);
     void emitChanged(const std::vector<bool> &changed);
 
     std::vector<Node> nodes_;  // in the order setLayers received them

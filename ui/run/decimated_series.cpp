@@ -1,44 +1,24 @@
 #include "run/decimated_series.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace nanscope {
 
-void SeriesBucket::fold(const SeriesBucket &later)
-{
-    if (later.finiteCount > 0) {
-        min = finiteCount > 0 ? std::min(min, later.min) : later.min;
-        max = finiteCount > 0 ? std::max(max, later.max) : later.max;
-    }
-    if (!hasNonFinite() && later.hasNonFinite()) {
-        firstNonFiniteStep = later.firstNonFiniteStep;
-        firstNonFiniteValue = later.firstNonFiniteValue;
-    }
-    lastStep = later.lastStep;
-    count += later.count;
-    finiteCount += later.finiteCount;
-}
-
 DecimatedSeries::DecimatedSeries(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 2)) {}
 
-void DecimatedSeries::append(int step, double value)
+void DecimatedSeries::append(int step, double value) { appendBucket(SeriesBucket::of(step, value)); }
+
+void DecimatedSeries::appendBucket(const SeriesBucket &b)
 {
-    SeriesBucket one;
-    one.firstStep = one.lastStep = step;
-    one.count = 1;
-    if (std::isfinite(value)) {
-        one.finiteCount = 1;
-        one.min = one.max = value;
-    } else {
-        one.firstNonFiniteStep = step;
-        one.firstNonFiniteValue = value;
-    }
-    ++values_;
-    if (!buckets_.empty() && buckets_.back().count < width_)
-        buckets_.back().fold(one);
+    if (b.count <= 0)
+        return;
+    while (width_ < b.count)
+        halve();
+    values_ += b.count;
+    if (!buckets_.empty() && buckets_.back().count + b.count <= width_)
+        buckets_.back().fold(b);
     else
-        buckets_.push_back(one);
+        buckets_.push_back(b);
     if (buckets_.size() > capacity_)
         halve();
 }

@@ -3,30 +3,20 @@
 // minimum, the maximum and whether any value was NaN or ±Inf. When the buckets pass the
 // capacity, neighbours merge and the bucket width doubles, so memory stays bounded over any run
 // length while extremes and non-finite steps are never dropped.
+#include "nanscope/step_chunk.h"
+
 #include <cstddef>
 #include <vector>
 
 namespace nanscope {
-
-struct SeriesBucket {
-    int firstStep = 0;
-    int lastStep = 0;
-    int count = 0;  // values folded into this bucket
-    int finiteCount = 0;
-    double min = 0.0;  // over the finite values (meaningless when finiteCount == 0)
-    double max = 0.0;
-    int firstNonFiniteStep = -1;  // -1: every value was finite
-    double firstNonFiniteValue = 0.0;
-
-    bool hasNonFinite() const { return firstNonFiniteStep >= 0; }
-    void fold(const SeriesBucket &later);
-};
 
 class DecimatedSeries {
 public:
     explicit DecimatedSeries(std::size_t capacity = 2048);
 
     void append(int step, double value);
+    // Values already folded (a run file's chunk): the width first grows to hold them.
+    void appendBucket(const SeriesBucket &bucket);
     void clear();
 
     const std::vector<SeriesBucket> &buckets() const { return buckets_; }

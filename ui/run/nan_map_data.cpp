@@ -18,36 +18,6 @@ const char *mapKindName(MapKind kind)
     return "forward";
 }
 
-namespace {
-
-MapCell cellOf(const TensorHealth &h, int step)
-{
-    MapCell c;
-    c.present = h.present;
-    c.step = step;
-    c.numel = h.numel;
-    c.nan = h.nan;
-    c.posInf = h.posInf;
-    c.negInf = h.negInf;
-    c.absMax = std::isfinite(h.absMax) ? h.absMax : 0.0;
-    return c;
-}
-
-// The worse of two cells of one row; on a tie the earlier one stays, so the first bad step shows.
-// The largest magnitude is kept from both, for the headroom view.
-MapCell worse(const MapCell &earlier, const MapCell &later)
-{
-    if (!earlier.present)
-        return later;
-    if (!later.present)
-        return earlier;
-    MapCell out = later.fraction() > earlier.fraction() ? later : earlier;
-    out.absMax = std::max(earlier.absMax, later.absMax);
-    return out;
-}
-
-}  // namespace
-
 double mapColourValue(const MapCell &cell, MapKind kind)
 {
     if (!cell.present)
@@ -68,28 +38,47 @@ void NanMapData::reset(int layerCount)
     columns_.clear();
 }
 
+NanMapData::Column &NanMapData::columnFor(int firstStep, int steps)
+{
+    while (width_ < steps)
+        halve();
+    if (columns_.empty() || columns_.back().count + steps > width_) {
+        Column c;
+        c.firstStep = firstStep;
+        c.cells.resize(std::size_t(kStoredMapKinds * layers_));
+        columns_.push_back(std::move(c));
+    }
+    return columns_.back();
+}
+
 void NanMapData::append(const StepRecord &r)
 {
     if (layers_ == 0)
         return;
-    if (columns_.empty() || columns_.back().count >= width_) {
-        Column c;
-        c.firstStep = r.step;
-        c.cells.resize(std::size_t(kStoredMapKinds * layers_));
-        columns_.push_back(std::move(c));
-    }
-    Column &col = columns_.back();
+    Column &col = columnFor(r.step, 1);
     col.lastStep = r.step;
     ++col.count;
     const int n = std::min<int>(layers_, int(r.layers.size()));
     for (int l = 0; l < n; ++l) {
-        const LayerHealth &h = r.layers[std::size_t(l)];
-        const TensorHealth *parts[kStoredMapKinds] = {&h.forward, &h.grad, &h.params, &h.paramGrads};
-        for (int k = 0; k < kStoredMapKinds; ++k) {
-            MapCell &slot = col.cells[std::size_t(k * layers_ + l)];
-            slot = worse(slot, cellOf(*parts[k], r.step));
-        }
+        const auto parts = healthKinds(r.layers[std::size_t(l)]);
+        for (int k = 0; k < kStoredMapKinds; ++k)
+            col.cells[std::size_t(k * layers_ + l)].fold(MapCell::of(*parts[std::size_t(k)], r.step));
     }
+    if (columns_.size() > capacity_)
+        halve();
+}
+
+void NanMapData::appendChunk(const StepChunk &chunk)
+{
+    if (layers_ == 0 || chunk.steps == 0)
+        return;
+    Column &col = columnFor(chunk.firstStep, chunk.steps);
+    col.lastStep = chunk.lastStep;
+    col.count += chunk.steps;
+    const int n = std::min<int>(layers_, int(chunk.layers.size()));
+    for (int l = 0; l < n; ++l)
+        for (int k = 0; k < kStoredMapKinds; ++k)
+            col.cells[std::size_t(k * layers_ + l)].fold(chunk.layers[std::size_t(l)].cells[std::size_t(k)]);
     if (columns_.size() > capacity_)
         halve();
 }
@@ -102,7 +91,7 @@ void NanMapData::halve()
         if (i + 1 < columns_.size()) {
             const Column &later = columns_[i + 1];
             for (std::size_t j = 0; j < merged.cells.size(); ++j)
-                merged.cells[j] = worse(merged.cells[j], later.cells[j]);
+                merged.cells[j].fold(later.cells[j]);
             merged.lastStep = later.lastStep;
             merged.count += later.count;
         }

@@ -4,6 +4,7 @@
 // non-finite fraction) with that step's NaN / +Inf / -Inf counts, so no non-finite cell fades out.
 #include "nanscope/precision.h"
 #include "nanscope/records.h"
+#include "nanscope/step_chunk.h"
 
 #include <array>
 #include <cstddef>
@@ -16,21 +17,8 @@ namespace nanscope {
 // largest finite value, so a layer approaching overflow shows before it overflows.
 enum class MapKind { Forward, Gradient, Parameters, ParameterGradients, Fp16Headroom };
 constexpr int kMapKindCount = 5;
-constexpr int kStoredMapKinds = 4;  // the headroom view reads the forward cells
+constexpr int kStoredMapKinds = kLayerHealthKinds;  // the headroom view reads the forward cells
 const char *mapKindName(MapKind kind);
-
-struct MapCell {
-    bool present = false;  // something was observed (a layer with no parameters has none)
-    int step = -1;         // the step these counts come from
-    std::int64_t numel = 0;
-    std::int64_t nan = 0;
-    std::int64_t posInf = 0;
-    std::int64_t negInf = 0;
-    double absMax = 0.0;  // the largest finite magnitude over every step the cell covers
-
-    std::int64_t nonFinite() const { return nan + posInf + negInf; }
-    double fraction() const { return numel > 0 ? double(nonFinite()) / double(numel) : 0.0; }
-};
 
 // The colour value of a cell in 0..1, NaN (transparent) when nothing was observed. NaN views: 0
 // for clean, and any non-finite value lifted to at least 0.2 so a single NaN among millions is
@@ -43,6 +31,8 @@ public:
 
     void reset(int layerCount);
     void append(const StepRecord &record);
+    // A run file's chunk: its cells as one column (the width first grows to hold its steps).
+    void appendChunk(const StepChunk &chunk);
 
     int layerCount() const { return layers_; }
     int columnCount() const { return int(columns_.size()); }
@@ -60,6 +50,7 @@ private:
         int count = 0;
         std::vector<MapCell> cells;  // kind-major: [storedKind * layers + layer]
     };
+    Column &columnFor(int firstStep, int steps);
     void halve();
 
     std::size_t capacity_;

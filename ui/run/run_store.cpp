@@ -40,6 +40,21 @@ void RunStore::append(const StepRecord &r)
     lastStep_ = r.step;
 }
 
+void RunStore::appendChunk(const StepChunk &c)
+{
+    for (int s = 0; s < kSeriesCount; ++s)
+        series_[s].appendBucket(c.series[std::size_t(s)]);
+    skipped_.appendBucket(c.skipped);
+    const SeriesBucket &scale = c.series[int(Series::LossScale)];
+    lossScaling_ =
+        lossScaling_ || scale.hasNonFinite() || (scale.finiteCount > 0 && (scale.min != 1.0 || scale.max != 1.0));
+    map_.appendChunk(c);
+    if (c.firstOrigin.valid() && !firstOrigin_.valid())
+        firstOrigin_ = c.firstOrigin;
+    steps_ += c.steps;
+    lastStep_ = c.lastStep;
+}
+
 // A user dragging the LR slider for a minute must not grow the marks without bound: the oldest
 // marks go, the event log keeps the full story.
 void RunStore::addControlMark(int step, const std::string &text)

@@ -13,9 +13,6 @@
 
 namespace nanscope {
 
-enum class Series { Loss, GradNorm, GradNormClipped, LearningRate, LossScale };
-constexpr int kSeriesCount = 5;
-
 struct ControlMark {
     int step = 0;
     std::string text;  // "lr 0.01", "clip 5"
@@ -27,6 +24,9 @@ public:
 
     void reset(const std::vector<Layer> &layers);
     void append(const StepRecord &record);
+    // Steps folded in a run file (a long run opened): the same store as their records one by one,
+    // once the buckets are at least a chunk wide.
+    void appendChunk(const StepChunk &chunk);
     void addControlMark(int step, const std::string &text);
 
     const std::vector<Layer> &layers() const { return layers_; }

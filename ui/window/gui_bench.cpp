@@ -101,7 +101,12 @@ int runGuiBench(const QStringList &args)
                                 QStringLiteral("N"), QStringLiteral("50000"));
     QCommandLineOption layers(QStringLiteral("layers"), QStringLiteral("layers a record carries"), QStringLiteral("N"),
                               QStringLiteral("13"));
-    parser.addOptions({rate, seconds, steps, fastRate, layers});
+    QCommandLineOption open(QStringLiteral("open"),
+                            QStringLiteral("time opening and drawing this run file, from chunks and step by step"),
+                            QStringLiteral("FILE.nsrun"));
+    QCommandLineOption rounds(QStringLiteral("rounds"), QStringLiteral("rounds of --open"), QStringLiteral("N"),
+                              QStringLiteral("3"));
+    parser.addOptions({rate, seconds, steps, fastRate, layers, open, rounds});
     parser.setApplicationDescription(QStringLiteral("nanscope gui-bench: feeds the window (offscreen) synthetic "
                                                     "records and measures its event loop's latency and memory"));
     const QCommandLineOption help = parser.addHelpOption();
@@ -112,6 +117,14 @@ int runGuiBench(const QStringList &args)
     if (parser.isSet(help)) {
         std::fputs(qPrintable(parser.helpText()), stdout);
         return 0;
+    }
+    if (parser.isSet(open)) {
+        const int n = parser.value(rounds).toInt();
+        if (n <= 0) {
+            std::fprintf(stderr, "nanscope gui-bench: --rounds must be positive\n");
+            return 2;
+        }
+        return runOpenBench(parser.value(open), n);
     }
     const int slowRate = parser.value(rate).toInt(), fast = parser.value(fastRate).toInt();
     const int total = parser.value(steps).toInt(), layerCount = parser.value(layers).toInt();

@@ -1,12 +1,16 @@
 #pragma once
 // `nanscope gui-bench`: feeds the real window synthetic step records at a paced rate and
 // measures what a user feels: the event loop's latency (p50, p99, max) while records stream, the
-// repaint rate, and the process's memory over a very long run. Numbers are printed, not asserted.
+// repaint rate, and the process's memory over a very long run. With --open, the time to open and
+// draw a run file instead. Numbers are printed, not asserted.
+#include <QString>
 #include <QStringList>
 
 namespace nanscope {
 
 // Needs a QApplication. Returns the process exit code; prints to stdout, errors to stderr.
 int runGuiBench(const QStringList &args);
+// `gui-bench --open FILE.nsrun [--rounds N]` (gui_bench_open.cpp).
+int runOpenBench(const QString &path, int rounds);
 
 }  // namespace nanscope

@@ -72,6 +72,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
         statusBar()->addPermanentWidget(l);
 
     connect(&controller_, &SessionController::runBegun, this, &MainWindow::onRunBegun);
+    connect(&controller_, &SessionController::chunksArrived, this, &MainWindow::onChunks);
     connect(&controller_, &SessionController::recordsArrived, this, &MainWindow::onRecords);
     connect(&controller_, &SessionController::eventsArrived, this, &MainWindow::onEvents);
     connect(&controller_, &SessionController::sessionStateChanged, this, &MainWindow::onState);
@@ -232,16 +233,32 @@ void MainWindow::onRunBegun(int)
     deviceLabel_->setText(QString::fromStdString(controller_.runConfig().device));
 }
 
-void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
+void MainWindow::showFirstOrigin()
 {
-    for (const StepRecordPtr &r : records)
-        store_.append(*r);
     if (store_.firstOrigin().valid() && !originShown_ && !origin_->awaitingDecision()) {
         origin_->showOrigin(store_.firstOrigin());
         originShown_ = true;
         if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
             d->raise();
     }
+}
+
+void MainWindow::onChunks(const QVector<StepChunkPtr> &chunks)
+{
+    for (const StepChunkPtr &c : chunks)
+        store_.appendChunk(*c);
+    showFirstOrigin();
+    layerModel_->addChunks(chunks);
+    plots_->refresh(store_);
+    map_->refresh(store_);
+    updateStatus();
+}
+
+void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
+{
+    for (const StepRecordPtr &r : records)
+        store_.append(*r);
+    showFirstOrigin();
     lastRecord_ = records.back();
     rateSteps_ += records.size();
     layerModel_->addRecords(records);

@@ -7,6 +7,7 @@
 #include "run/run_store.h"
 #include "window/session_controller.h"
 
+#include "nanscope/recorded_run.h"
 #include "nanscope/run_recorder.h"
 
 #include <QMainWindow>
@@ -52,7 +53,10 @@ public:
 
     // Run files (main_window_runs.cpp). openRun() shows a recorded run, following it while its
     // writer still writes; a file it cannot read gets a message box and returns false.
+    // A long run opens from its chunks (RecordedRunOptions::chunkedAbove); tests and benchmarks
+    // set the threshold, -1 plays every step.
     bool openRun(const QString &path, bool follow = true);
+    void setOpenChunkedAbove(int steps) { openChunkedAbove_ = steps; }
     void closeRun();  // back to training live
     bool showingRecordedRun() const { return recorded_; }
     // The run file of what the window shows: the one opened, or the one it records a live run into.
@@ -91,7 +95,9 @@ private:
     void buildDocks();
     void buildActions();
     void onRunBegun(int run);
+    void onChunks(const QVector<StepChunkPtr> &chunks);
     void onRecords(const QVector<StepRecordPtr> &records);
+    void showFirstOrigin();
     void onEvents(const QVector<Event> &events);
     void onState(SessionState state);
     void onFinished(const QString &error);
@@ -127,6 +133,7 @@ private:
     QLabel *rateLabel_ = nullptr;
     QLabel *deviceLabel_ = nullptr;
     StepRecordPtr lastRecord_;
+    int openChunkedAbove_ = RecordedRunOptions{}.chunkedAbove;
     SessionState state_ = SessionState::Idle;
     QElapsedTimer rateClock_;
     long long rateSteps_ = 0;

@@ -84,6 +84,7 @@ bool MainWindow::openRun(const QString &path, bool follow)
 {
     RecordedRunOptions options;
     options.follow = follow;
+    options.chunkedAbove = openChunkedAbove_;
     std::unique_ptr<RecordedRun> run;
     try {
         run = std::make_unique<RecordedRun>(path.toStdString(), options);

@@ -12,6 +12,7 @@ SessionController::SessionController(std::unique_ptr<RunSource> source, QObject 
     : QObject(parent), source_(source ? std::move(source) : std::make_unique<Session>())
 {
     qRegisterMetaType<nanscope::StepRecordPtr>();
+    qRegisterMetaType<nanscope::StepChunkPtr>();
     qRegisterMetaType<nanscope::Event>();
     qRegisterMetaType<nanscope::SessionState>();
     flushTimer_.setInterval(33);
@@ -44,6 +45,7 @@ void SessionController::discardCurrentRun()
     std::lock_guard<std::mutex> lock(mutex_);
     discardedUpTo_ = std::max({discardedUpTo_, currentRun_, source_->runId()});
     queued_.clear();
+    queuedChunks_.clear();
     queuedEvents_.clear();
     started_ = false;
     finished_ = false;
@@ -60,6 +62,7 @@ void SessionController::setSource(std::unique_ptr<RunSource> source)
         currentRun_ = 0;
         discardedUpTo_ = 0;
         queued_.clear();
+        queuedChunks_.clear();
         queuedEvents_.clear();
         states_.clear();
         started_ = false;
@@ -78,6 +81,7 @@ bool SessionController::accept(int run)
     if (run > currentRun_) {
         currentRun_ = run;
         queued_.clear();
+        queuedChunks_.clear();
         queuedEvents_.clear();
         started_ = false;
         finished_ = false;
@@ -100,6 +104,13 @@ void SessionController::stepRecorded(const StepRecordPtr &record)
     std::lock_guard<std::mutex> lock(mutex_);
     if (accept(record->run))
         queued_.push_back(record);
+}
+
+void SessionController::stepsChunked(const StepChunkPtr &chunk)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (accept(chunk->run))
+        queuedChunks_.push_back(chunk);
 }
 
 void SessionController::eventRaised(const Event &event)
@@ -127,13 +138,14 @@ void SessionController::runFinished(const RunSummary &summary)
 std::size_t SessionController::backlog() const
 {
     std::lock_guard<std::mutex> lock(mutex_);
-    return queued_.size();
+    return queued_.size() + queuedChunks_.size();  // a chunk weighs about what a record does
 }
 
 // GUI thread.
 void SessionController::drain()
 {
     Q_ASSERT(QThread::currentThread() == thread());
+    std::vector<StepChunkPtr> chunks;
     std::vector<StepRecordPtr> records;
     std::vector<Event> events;
     std::vector<SessionState> states;
@@ -141,6 +153,7 @@ void SessionController::drain()
     int run = 0;
     {
         std::lock_guard<std::mutex> lock(mutex_);
+        chunks.swap(queuedChunks_);
         records.swap(queued_);
         events.swap(queuedEvents_);
         states.swap(states_);
@@ -156,6 +169,8 @@ void SessionController::drain()
     }
     if (started)
         Q_EMIT runBegun(run);
+    if (!chunks.empty())
+        Q_EMIT chunksArrived(QVector<StepChunkPtr>(chunks.begin(), chunks.end()));
     if (!records.empty()) {
         ++deliveries_;
         Q_EMIT recordsArrived(QVector<StepRecordPtr>(records.begin(), records.end()));

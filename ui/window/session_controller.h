@@ -15,6 +15,7 @@
 #include <vector>
 
 Q_DECLARE_METATYPE(nanscope::StepRecordPtr)
+Q_DECLARE_METATYPE(nanscope::StepChunkPtr)
 Q_DECLARE_METATYPE(nanscope::Event)
 Q_DECLARE_METATYPE(nanscope::SessionState)
 
@@ -58,6 +59,9 @@ public:
 
 Q_SIGNALS:
     void runBegun(int run);
+    // A long recorded run's earlier steps, folded (see RunObserver::stepsChunked): they come
+    // before any record of a later step.
+    void chunksArrived(const QVector<nanscope::StepChunkPtr> &chunks);
     void recordsArrived(const QVector<nanscope::StepRecordPtr> &records);
     void eventsArrived(const QVector<nanscope::Event> &events);
     void sessionStateChanged(nanscope::SessionState state);
@@ -67,6 +71,7 @@ Q_SIGNALS:
 private:
     void runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config) override;
     void stepRecorded(const StepRecordPtr &record) override;
+    void stepsChunked(const StepChunkPtr &chunk) override;
     void eventRaised(const Event &event) override;
     void stateChanged(SessionState state) override;
     void runFinished(const RunSummary &summary) override;
@@ -81,6 +86,7 @@ private:
     mutable std::mutex mutex_;
     int currentRun_ = 0;     // the run whose data is kept; anything else is dropped
     int discardedUpTo_ = 0;  // runs up to this id were discarded: their late start is ignored
+    std::vector<StepChunkPtr> queuedChunks_;
     std::vector<StepRecordPtr> queued_;
     std::vector<Event> queuedEvents_;
     bool started_ = false;

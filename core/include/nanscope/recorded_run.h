@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -27,6 +28,11 @@ struct RecordedRunOptions {
     // about 260 bytes each) not yet taken in: memory stays bounded however long the run (see
     // RunObserver::backlog()).
     std::size_t maxBacklogLayerSteps = 400000;
+    // A file holding more steps than this hands its earlier steps over in chunks (stepsChunked):
+    // a long run opens in the time of its chunks, not of its steps. The steps of the last chunk,
+    // and any written later, come one by one. The default is the window's map (1024 columns) of
+    // full chunks; a negative value never chunks.
+    int chunkedAbove = 1024 * kChunkSteps;
 };
 
 // Accumulates a summary from steps and events, as RunLoop does: the summary of a run file whose
@@ -35,6 +41,7 @@ class SummaryBuilder {
 public:
     explicit SummaryBuilder(const RunFileInfo &info, std::size_t layers);
     void add(const StepRecord &record);
+    void add(const StepChunk &chunk);
     RunSummary summary() const;
 
 private:
@@ -74,6 +81,7 @@ public:
 
 private:
     void play(int run);
+    int playChunks(int run, const std::function<void(int step)> &deliverEventsUpTo, SummaryBuilder &builder);
     void setState(SessionState s);
     void waitForObservers();
 

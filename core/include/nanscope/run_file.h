@@ -3,6 +3,7 @@
 // schema is documented in docs/run-file.md; anyone can query it without NaNScope.
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
+#include "nanscope/step_chunk.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -76,6 +77,12 @@ public:
     // Up to `maxCount` steps after `afterStep`, in order, stamped with run id `run`; without
     // `withLayers`, their per-layer health is left empty (cheaper for a CSV of steps).
     std::vector<StepRecordPtr> readSteps(int afterStep, int maxCount, bool withLayers = true, int run = 0) const;
+    // The newest step the file holds, -1 when none: cheap, unlike stats().
+    int lastStep() const;
+    // The chunks numbered after `afterChunk` and before `beforeChunk` (see StepChunk), in order, at
+    // most `maxCount`, stamped with run id `run`: a summary of their steps for views that draw buckets. None in a file
+    // whose writer had not yet finished a chunk, or written before chunks existed.
+    std::vector<StepChunkPtr> readChunks(int afterChunk, int beforeChunk, int maxCount, int run = 0) const;
     // Events after the one with id `afterId` (0: from the first), in order; `lastId` gets the
     // newest id read.
     std::vector<Event> readEvents(std::int64_t afterId, std::int64_t *lastId = nullptr) const;

@@ -5,6 +5,7 @@
 #include "nanscope/controls.h"
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
+#include "nanscope/step_chunk.h"
 
 #include <cstddef>
 #include <string>
@@ -22,6 +23,9 @@ public:
     virtual ~RunObserver() = default;
     virtual void runStarted(int /*run*/, const std::vector<Layer> & /*layers*/, const RunConfig &) {}
     virtual void stepRecorded(const StepRecordPtr & /*record*/) {}
+    // A recorded source may hand over a long run's earlier steps folded into chunks, before any
+    // record of a later step: what a view that draws buckets needs, not every step (RecordedRun).
+    virtual void stepsChunked(const StepChunkPtr & /*chunk*/) {}
     virtual void eventRaised(const Event & /*event*/) {}
     virtual void stateChanged(SessionState /*state*/) {}
     virtual void runFinished(const RunSummary & /*summary*/) {}

@@ -42,6 +42,25 @@ void SummaryBuilder::add(const StepRecord &r)
     millis_ += r.stepMillis;
 }
 
+void SummaryBuilder::add(const StepChunk &c)
+{
+    s_.stepsRun += c.steps;
+    s_.nonFiniteSteps += c.nonFiniteSteps;
+    if (s_.firstNonFiniteStep < 0 && c.firstOrigin.valid()) {
+        s_.firstNonFiniteStep = c.firstOrigin.step;
+        s_.origin = c.firstOrigin;
+    }
+    s_.rollbacks += c.rollbacks;
+    s_.skippedSteps += c.skipped.count;
+    s_.scalerSkippedSteps += c.scalerSkippedSteps;
+    for (std::size_t i = 0; i < c.layers.size() && i < s_.nonFiniteStepsPerLayer.size(); ++i)
+        s_.nonFiniteStepsPerLayer[i] += c.layers[i].nonFiniteSteps;
+    quarantined_.insert(quarantined_.end(), c.quarantined.begin(), c.quarantined.end());
+    millis_ += c.stepMillis;
+    // The final rate, scale and state come from the steps after the chunks: the last chunk is
+    // always played step by step.
+}
+
 RunSummary SummaryBuilder::summary() const
 {
     RunSummary s = s_;
@@ -127,6 +146,33 @@ void RecordedRun::setState(SessionState s)
     observers_.forEach([s](RunObserver &o) { o.stateChanged(s); });
 }
 
+// The chunks before the one holding the file's newest step: every chunk before it is complete.
+// Returns the last step they cover (-1: none were played).
+int RecordedRun::playChunks(int run, const std::function<void(int)> &deliverEventsUpTo, SummaryBuilder &builder)
+{
+    const RunFile &file = *file_;
+    const int newest = file.lastStep();
+    if (options_.chunkedAbove < 0 || newest < options_.chunkedAbove)
+        return -1;
+    int lastStep = -1, lastChunk = -1;
+    const int before = chunkOfStep(newest);
+    while (!stopRequested_) {
+        constexpr int kChunksPerRead = 256;
+        const std::vector<StepChunkPtr> chunks = file.readChunks(lastChunk, before, kChunksPerRead, run);
+        for (const StepChunkPtr &c : chunks) {
+            builder.add(*c);
+            observers_.forEach([&](RunObserver &o) { o.stepsChunked(c); });
+            deliverEventsUpTo(c->lastStep);
+            lastStep = c->lastStep;
+            lastChunk = c->index;
+        }
+        waitForObservers();
+        if (int(chunks.size()) < kChunksPerRead)
+            break;
+    }
+    return lastStep;
+}
+
 void RecordedRun::play(int run)
 {
     RunFile &file = *file_;
@@ -142,6 +188,10 @@ void RecordedRun::play(int run)
         int lastStep = -1;
         std::int64_t lastEvent = 0;
         std::vector<Event> pendingEvents;
+        for (Event &e : file.readEvents(lastEvent, &lastEvent)) {
+            e.run = run;
+            pendingEvents.push_back(std::move(e));
+        }
         // Events go out with the steps they belong to, so a view sees them where they happened.
         const auto deliverEventsUpTo = [&](int step) {
             std::size_t n = 0;
@@ -151,6 +201,7 @@ void RecordedRun::play(int run)
                 observers_.forEach([&](RunObserver &o) { o.eventRaised(pendingEvents[i]); });
             pendingEvents.erase(pendingEvents.begin(), pendingEvents.begin() + std::ptrdiff_t(n));
         };
+        lastStep = playChunks(run, deliverEventsUpTo, builder);
         std::int64_t heartbeat = -1;
         auto heartbeatChanged = std::chrono::steady_clock::now();
         bool writerGone = false;

@@ -2,6 +2,7 @@
 // commit in between never shows half a step.
 #include "nanscope/run_file.h"
 
+#include "record/chunk_rows.h"
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
@@ -67,6 +68,7 @@ struct RunFile::Impl {
     std::unique_ptr<record::Database> db;
     RunFileInfo info;
     std::vector<Layer> layers;
+    bool hasChunks = false;
 
     void readRunRow();
 };
@@ -93,6 +95,7 @@ RunFile::RunFile(const std::string &path) : d_(std::make_unique<Impl>())
     if (version < 1)
         throw RunFileError(path + ": not a NaNScope run file (no format version)");
     d_->readRunRow();
+    d_->hasChunks = record::hasChunkTables(db);
     record::Statement s = db.prepare("SELECT id, path, type, parent FROM layers ORDER BY id");
     while (s.step()) {
         Layer l;
@@ -185,17 +188,7 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
         r->rolledBack = s.integer(7) != 0;
         r->why = s.text(8);
         r->stepMillis = s.real(9);
-        if (!s.isNull(10)) {
-            r->origin.phase = record::phaseFrom(s.text(10));
-            r->origin.step = r->step;
-            r->origin.layer = s.isNull(11) ? -1 : int(s.integer(11));
-            if (r->origin.layer >= 0 && r->origin.layer < int(d_->layers.size()))
-                r->origin.layerPath = d_->layers[std::size_t(r->origin.layer)].path;
-            r->origin.op = s.text(12);
-            r->origin.source = s.text(13);
-            r->origin.produced = s.integer(14) != 0;
-            r->origin.explanation = s.text(15);
-        }
+        r->origin = record::readOrigin(s, 10, r->step, d_->layers);
         r->inputHealth = record::readHealthValues(s, 16);
         if (r->inputHealth.present)
             record::readCounts(s, 20, r->inputHealth);
@@ -251,6 +244,21 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
         }
     }
     return {out.begin(), out.end()};
+}
+
+int RunFile::lastStep() const
+{
+    ReadTransaction t(*d_->db);
+    record::Statement s = d_->db->prepare("SELECT max(step) FROM steps");
+    return s.step() && !s.isNull(0) ? int(s.integer(0)) : -1;
+}
+
+std::vector<StepChunkPtr> RunFile::readChunks(int afterChunk, int beforeChunk, int maxCount, int run) const
+{
+    ReadTransaction t(*d_->db);
+    if (!d_->hasChunks)
+        return {};
+    return record::readChunks(*d_->db, afterChunk, beforeChunk, maxCount, d_->layers, run);
 }
 
 std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastId) const

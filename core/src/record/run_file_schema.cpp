@@ -1,5 +1,7 @@
 #include "record/run_file_schema.h"
 
+#include "record/run_file_json.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -95,6 +97,47 @@ CREATE TABLE events (
     text   TEXT NOT NULL,
     origin TEXT
 );
+CREATE TABLE chunks (
+    chunk                INTEGER PRIMARY KEY,
+    first_step           INTEGER NOT NULL,
+    last_step            INTEGER NOT NULL,
+    steps                INTEGER NOT NULL,
+    first_origin_step    INTEGER,
+    nonfinite_steps      INTEGER NOT NULL,
+    rollbacks            INTEGER NOT NULL,
+    scaler_skipped_steps INTEGER NOT NULL,
+    step_ms,
+    quarantined          TEXT
+);
+CREATE TABLE chunk_series (
+    chunk                 INTEGER NOT NULL,
+    series                TEXT NOT NULL,
+    first_step            INTEGER NOT NULL,
+    last_step             INTEGER NOT NULL,
+    count                 INTEGER NOT NULL,
+    finite                INTEGER NOT NULL,
+    min,
+    max,
+    first_nonfinite_step  INTEGER,
+    first_nonfinite_value,
+    PRIMARY KEY (chunk, series)
+) WITHOUT ROWID;
+CREATE TABLE chunk_layers (
+    chunk           INTEGER NOT NULL,
+    layer           INTEGER NOT NULL,
+    first_nonfinite INTEGER,
+    first_produced  INTEGER,
+    nonfinite_steps INTEGER NOT NULL,
+    forward_step INTEGER, forward_numel INTEGER, forward_nan INTEGER, forward_posinf INTEGER,
+    forward_neginf INTEGER, forward_absmax,
+    grad_step INTEGER, grad_numel INTEGER, grad_nan INTEGER, grad_posinf INTEGER,
+    grad_neginf INTEGER, grad_absmax,
+    params_step INTEGER, params_numel INTEGER, params_nan INTEGER, params_posinf INTEGER,
+    params_neginf INTEGER, params_absmax,
+    param_grads_step INTEGER, param_grads_numel INTEGER, param_grads_nan INTEGER, param_grads_posinf INTEGER,
+    param_grads_neginf INTEGER, param_grads_absmax,
+    PRIMARY KEY (chunk, layer)
+) WITHOUT ROWID;
 CREATE TABLE control_changes (
     event   INTEGER NOT NULL REFERENCES events(id),
     step    INTEGER NOT NULL,
@@ -168,6 +211,23 @@ double readRange(const Statement &s, int i, Range range)
 }
 
 }  // namespace
+
+Origin readOrigin(const Statement &s, int first, int step, const std::vector<Layer> &layers)
+{
+    Origin o;
+    if (s.isNull(first))
+        return o;
+    o.phase = phaseFrom(s.text(first));
+    o.step = step;
+    o.layer = s.isNull(first + 1) ? -1 : int(s.integer(first + 1));
+    if (o.layer >= 0 && o.layer < int(layers.size()))
+        o.layerPath = layers[std::size_t(o.layer)].path;
+    o.op = s.text(first + 2);
+    o.source = s.text(first + 3);
+    o.produced = s.integer(first + 4) != 0;
+    o.explanation = s.text(first + 5);
+    return o;
+}
 
 const char *healthKindName(HealthKind k)
 {

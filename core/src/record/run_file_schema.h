@@ -4,6 +4,9 @@
 #include "record/sqlite_db.h"
 
 #include "nanscope/health.h"
+#include "nanscope/records.h"
+
+#include <vector>
 
 namespace nanscope::record {
 
@@ -33,6 +36,10 @@ void bindCounts(Statement &s, int first, const TensorHealth &h);
 // max(|min|, |max|), as every health kernel computes it, so it is not stored.
 TensorHealth readHealthValues(const Statement &s, int first, Range range = Range::Plain);
 void readCounts(const Statement &s, int first, TensorHealth &h);
+
+// An origin from the columns phase, layer, op, source, produced, explanation (from `first` on), as
+// steps stores it; invalid when phase is NULL. `layers` give the layer's path.
+Origin readOrigin(const Statement &s, int first, int step, const std::vector<Layer> &layers);
 
 // The per-layer kinds, as the `kind` column of layer_health spells them.
 enum class HealthKind { Forward, Grad, Params, ParamGrads };

@@ -1,6 +1,7 @@
 // RunWriter: the SQL of each kind of item a recorder writes.
 #include "record/run_writer.h"
 
+#include "record/chunk_rows.h"
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
 #include "nanscope/run_recorder.h"
@@ -116,6 +117,14 @@ void RunWriter::step(const StepRecord &r)
     s.bindText(34, r.overflowLayers.empty() ? std::string() : Json(r.overflowLayers).dump());
     s.run();
 
+    const int chunk = chunkOfStep(r.step);
+    if (chunk != chunk_.index) {
+        if (chunk_.steps > 0)
+            writeChunk(db_, chunk_);
+        chunk_ = StepChunk(chunk, std::size_t(layerCount_));
+    }
+    chunk_.add(r);
+
     for (std::size_t i = 0; i < r.layers.size() && std::int64_t(i) < layerCount_; ++i) {
         const LayerHealth &lh = r.layers[i];
         const TensorHealth *kinds[] = {&lh.forward, &lh.grad, &lh.params, &lh.paramGrads};
@@ -153,6 +162,8 @@ void RunWriter::event(const Event &e)
 
 void RunWriter::finish(const RunSummary &s)
 {
+    if (chunk_.steps > 0)
+        writeChunk(db_, chunk_);
     Statement u = db_.prepare("UPDATE run SET summary = ?, finished = ?");
     u.bind(1, summaryJson(s).dump()).bind(2, utcNow());
     u.run();

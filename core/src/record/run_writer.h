@@ -5,6 +5,7 @@
 
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
+#include "nanscope/step_chunk.h"
 
 #include <cstdint>
 #include <memory>
@@ -22,13 +23,14 @@ public:
     void start(const std::vector<Layer> &layers, const RunConfig &config);  // the run row, the layers
     void step(const StepRecord &record);
     void event(const Event &event);
-    void finish(const RunSummary &summary);
-    void heartbeat();  // see RunFileInfo::heartbeat
+    void finish(const RunSummary &summary);  // also writes the last chunk, however short
+    void heartbeat();                        // see RunFileInfo::heartbeat
 
 private:
     Database &db_;
     std::unique_ptr<Statement> insertStep_, insertLayer_, insertNonFinite_;  // prepared once
     std::int64_t layerCount_ = 0;                                            // the key of layer_steps
+    StepChunk chunk_;  // the steps of the current chunk so far: written once a later chunk begins
 };
 
 }  // namespace nanscope::record

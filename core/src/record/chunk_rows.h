@@ -1,0 +1,24 @@
+#pragma once
+// The chunk tables of a run file (chunks, chunk_series, chunk_layers): a StepChunk as rows and
+// back. They are a summary of the steps kept beside them, so a long run opens without reading
+// every step (docs/run-file.md).
+#include "record/sqlite_db.h"
+
+#include "nanscope/step_chunk.h"
+
+#include <vector>
+
+namespace nanscope::record {
+
+void writeChunk(Database &db, const StepChunk &chunk);
+
+// Whether the file has chunk tables (files of an early version 1 have none: they read step by
+// step).
+bool hasChunkTables(Database &db);
+
+// The chunks numbered after `afterChunk` and before `beforeChunk`, in order, at most `maxCount`.
+// `layers` are the file's (a chunk's first origin names its layer's path); `run` stamps them.
+std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChunk, int maxCount,
+                                     const std::vector<Layer> &layers, int run);
+
+}  // namespace nanscope::record

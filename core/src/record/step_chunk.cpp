@@ -1,0 +1,144 @@
+#include "nanscope/step_chunk.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nanscope {
+
+const char *seriesName(Series s)
+{
+    switch (s) {
+    case Series::Loss: return "loss";
+    case Series::GradNorm: return "grad_norm";
+    case Series::GradNormClipped: return "grad_norm_clipped";
+    case Series::LearningRate: return "lr";
+    case Series::LossScale: return "loss_scale";
+    }
+    return "loss";
+}
+
+double seriesValue(const StepRecord &r, Series s)
+{
+    switch (s) {
+    case Series::Loss: return r.loss;
+    case Series::GradNorm: return r.gradNorm;
+    case Series::GradNormClipped: return r.gradNormClipped;
+    case Series::LearningRate: return r.learningRate;
+    case Series::LossScale: return r.lossScale;
+    }
+    return r.loss;
+}
+
+SeriesBucket SeriesBucket::of(int step, double value)
+{
+    SeriesBucket b;
+    b.firstStep = b.lastStep = step;
+    b.count = 1;
+    if (std::isfinite(value)) {
+        b.finiteCount = 1;
+        b.min = b.max = value;
+    } else {
+        b.firstNonFiniteStep = step;
+        b.firstNonFiniteValue = value;
+    }
+    return b;
+}
+
+void SeriesBucket::fold(const SeriesBucket &later)
+{
+    if (later.count == 0)
+        return;
+    if (count == 0) {
+        *this = later;
+        return;
+    }
+    if (later.finiteCount > 0) {
+        min = finiteCount > 0 ? std::min(min, later.min) : later.min;
+        max = finiteCount > 0 ? std::max(max, later.max) : later.max;
+    }
+    if (!hasNonFinite() && later.hasNonFinite()) {
+        firstNonFiniteStep = later.firstNonFiniteStep;
+        firstNonFiniteValue = later.firstNonFiniteValue;
+    }
+    lastStep = later.lastStep;
+    count += later.count;
+    finiteCount += later.finiteCount;
+}
+
+MapCell MapCell::of(const TensorHealth &h, int step)
+{
+    MapCell c;
+    c.present = h.present;
+    c.step = step;
+    c.numel = h.numel;
+    c.nan = h.nan;
+    c.posInf = h.posInf;
+    c.negInf = h.negInf;
+    c.absMax = std::isfinite(h.absMax) ? h.absMax : 0.0;
+    return c;
+}
+
+// On a tie the earlier cell stays, so the first bad step shows; folding is associative, so
+// chunks folded together equal their steps folded one by one.
+void MapCell::fold(const MapCell &later)
+{
+    if (!later.present)
+        return;
+    if (!present) {
+        *this = later;
+        return;
+    }
+    const double largest = std::max(absMax, later.absMax);
+    if (later.fraction() > fraction())
+        *this = later;
+    absMax = largest;
+}
+
+std::array<const TensorHealth *, kLayerHealthKinds> healthKinds(const LayerHealth &h)
+{
+    return {&h.forward, &h.grad, &h.params, &h.paramGrads};
+}
+
+StepChunk::StepChunk(int chunkIndex, std::size_t layerCount) : index(chunkIndex), layers(layerCount) {}
+
+void StepChunk::add(const StepRecord &r)
+{
+    if (steps == 0)
+        firstStep = r.step;
+    lastStep = r.step;
+    ++steps;
+    for (int s = 0; s < kSeriesCount; ++s)
+        series[std::size_t(s)].fold(SeriesBucket::of(r.step, seriesValue(r, Series(s))));
+    if (r.skipped)
+        skipped.fold(SeriesBucket::of(r.step, r.lossScale));
+    if (r.nonFinite()) {
+        ++nonFiniteSteps;
+        if (!firstOrigin.valid()) {
+            firstOrigin = r.origin;
+            firstOrigin.step = r.step;  // as a run file reads it back: the step whose row holds it
+        }
+    }
+    rollbacks += r.rolledBack ? 1 : 0;
+    scalerSkippedSteps += r.overflowLayers.empty() ? 0 : 1;
+    stepMillis += r.stepMillis;
+    quarantined.insert(quarantined.end(), r.quarantined.begin(), r.quarantined.end());
+    const std::size_t n = std::min(layers.size(), r.layers.size());
+    for (std::size_t l = 0; l < n; ++l) {
+        LayerPart &part = layers[l];
+        const LayerHealth &h = r.layers[l];
+        const auto kinds = healthKinds(h);
+        for (int k = 0; k < kLayerHealthKinds; ++k)
+            part.cells[std::size_t(k)].fold(MapCell::of(*kinds[std::size_t(k)], r.step));
+        if (h.nonFinite()) {
+            ++part.nonFiniteSteps;
+            if (part.firstNonFinite < 0)
+                part.firstNonFinite = r.step;
+        }
+    }
+    const Origin &o = r.origin;
+    if (o.valid() && o.produced && o.layer >= 0 && std::size_t(o.layer) < layers.size() &&
+        layers[std::size_t(o.layer)].firstProduced < 0)
+        layers[std::size_t(o.layer)].firstProduced = r.step;
+}
+
+}  // namespace nanscope
