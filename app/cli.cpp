@@ -134,6 +134,24 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
         .flag("--pause-on-nonfinite", pause)
         .option("--batch", [&](const auto &flag, const auto &v) { config.batchSize = parseInt(flag, v, 1); })
         .option("--bn-eps", [&](const auto &flag, const auto &v) { config.bnEps = parseNumber(flag, v); })
+        .option("--optimizer",
+                [&](const auto &flag, const auto &v) {
+                    config.optimizer.kind = parseOptimizer(v);
+                    if (!config.optimizer.kind)
+                        throw std::invalid_argument(flag + " is sgd, adam or adamw, got '" + v + "'");
+                })
+        .option("--momentum",
+                [&](const auto &flag, const auto &v) {
+                    config.optimizer.momentum = parseNumber(flag, v);
+                    if (*config.optimizer.momentum < 0 || *config.optimizer.momentum >= 1)
+                        throw std::invalid_argument(flag + " must lie in [0, 1), got '" + v + "'");
+                })
+        .option("--weight-decay",
+                [&](const auto &flag, const auto &v) {
+                    config.optimizer.weightDecay = parseNumber(flag, v);
+                    if (*config.optimizer.weightDecay < 0)
+                        throw std::invalid_argument(flag + " must be >= 0, got '" + v + "'");
+                })
         .flag("--json", o.json)
         .option("--save", [&](const auto &, const auto &v) { config.savePath = v; });
     addModelOptions(arguments, config);
@@ -178,7 +196,8 @@ const char *usage(const std::string &command)
         return "usage: nanscope run --scenario ID [--steps N] [--seed S] [--device cpu|cuda] [--lr X]\n"
                "                    [--clip X|off] [--recovery none|skip|full] [--pause-on-nonfinite]\n"
                "                    [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
-               "                    [--loss-scale X|off] [--json]\n"
+               "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
+               "                    [--weight-decay X] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                    [--loss cross-entropy|mse] [--save OUT.pt] [any option above]\n"

@@ -172,6 +172,7 @@ void RunPrinter::printSummaryJson(const RunSummary &s)
            {"scaler_skipped_steps", s.scalerSkippedSteps},
            {"final_loss_scale", jsonNumber(s.finalLossScale)},
            {"precision", s.precision},
+           {"optimizer", s.optimizer},
            {"final_lr", jsonNumber(s.finalLearningRate)},
            {"steps_per_s", jsonNumber(s.stepsPerSecond)},
            {"stopped_by_policy", s.stoppedByPolicy},
@@ -189,7 +190,8 @@ void RunPrinter::printSummaryText(const RunSummary &s)
     if (!s.finished)
         out_ << "the run did not finish (its writer stopped before the end): the report covers the " << s.stepsRun
              << " steps recorded\n";
-    out_ << "steps run: " << s.stepsRun << ", precision " << s.precision << '\n';
+    out_ << "steps run: " << s.stepsRun << ", precision " << s.precision
+         << (s.optimizer.empty() ? std::string() : ", optimizer " + s.optimizer) << '\n';
     if (s.firstNonFiniteStep < 0) {
         out_ << "no non-finite value in any step\n";
     } else {

@@ -1,11 +1,13 @@
 // The command line: JSON output parsed back, and bad arguments refused with a message.
 #include "cli.h"
 #include "cli_runner.h"
+#include "nanscope/run_file.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -29,6 +31,7 @@ private Q_SLOTS:
     void pausedStepIsReportedSkippedOnce();
     void runJsonReportsLossScaling();
     void textReportLabelsEmulatedFp16();
+    void optimizerIsReportedAndRecorded();
     void precisionFlagChangesTheRun_data();
     void precisionFlagChangesTheRun();
     void badArguments_data();
@@ -161,6 +164,28 @@ void TestCli::textReportLabelsEmulatedFp16()
         o.out.contains(QLatin1String("loss scaling: 2 steps skipped for overflowing gradients, final scale 16384")));
 }
 
+void TestCli::optimizerIsReportedAndRecorded()
+{
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("sgd.nsrun"));
+    const Output o =
+        run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("large-lr-mse"),
+             QStringLiteral("--steps"), QStringLiteral("10"), QStringLiteral("--optimizer"), QStringLiteral("sgd"),
+             QStringLiteral("--momentum"), QStringLiteral("0.9"), QStringLiteral("--record"), file});
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.contains(QLatin1String("steps run: 10, precision fp32, optimizer sgd, momentum 0.9")),
+             qPrintable(o.out));
+    QVERIFY(o.out.contains(QLatin1String("first non-finite step: 6")));  // plain SGD: step 8
+    const Output r = run({QStringLiteral("report"), file, QStringLiteral("--json")});
+    QCOMPARE(r.code, 0);
+    const QJsonObject summary = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(summary.value(QLatin1String("optimizer")).toString(), QStringLiteral("sgd, momentum 0.9"));
+    const RunConfig config = RunFile(file.toStdString()).info().config;
+    QVERIFY(config.optimizer.kind == OptimizerKind::Sgd);
+    QCOMPARE(config.optimizer.momentum.value_or(-1), 0.9);
+    QVERIFY(!config.optimizer.weightDecay);
+}
+
 void TestCli::precisionFlagChangesTheRun_data()
 {
     QTest::addColumn<QStringList>("flags");
@@ -271,6 +296,15 @@ void TestCli::badArguments_data()
     QTest::addRow("inspect saves nothing") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"),
                                                           QStringLiteral("--save"), QStringLiteral("out.pt")}
                                            << QStringLiteral("inspect changes nothing, so it saves nothing") << 2;
+    QTest::addRow("unknown optimizer") << logZero({"--optimizer", "rmsprop"})
+                                       << QStringLiteral("--optimizer is sgd, adam or adamw, got 'rmsprop'") << 2;
+    QTest::addRow("momentum of 1") << logZero({"--momentum", "1"})
+                                   << QStringLiteral("--momentum must lie in [0, 1), got '1'") << 2;
+    QTest::addRow("negative weight decay")
+        << logZero({"--weight-decay", "-0.1"}) << QStringLiteral("--weight-decay must be >= 0, got '-0.1'") << 2;
+    QTest::addRow("momentum for adam") << logZero({"--optimizer", "adam", "--momentum", "0.5"})
+                                       << QStringLiteral("momentum is a setting of sgd; this run's optimizer is adam")
+                                       << 1;
     // The run starts, then BatchNorm refuses a batch of one in training mode: a run error.
     QTest::addRow("batch of one") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"),
                                                  QStringLiteral("bn-constant"), QStringLiteral("--batch"),

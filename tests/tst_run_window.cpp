@@ -2,11 +2,14 @@
 // it was shown live; a bad file gets a message box; a run can be saved elsewhere and closed.
 #include "models/layer_tree_model.h"
 #include "widgets/control_panel.h"
+#include "widgets/optimizer_edit.h"
 #include "window/main_window.h"
 
 #include "nanscope/run_file.h"
 
 #include <QAction>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -40,6 +43,7 @@ private slots:
     void openedRunShowsWhatLiveShowed_data();
     void openedRunShowsWhatLiveShowed();
     void longRunOpensFromItsChunks();
+    void optimizerSettingStartsTheRunAndIsRecorded();
     void badFileGetsAMessageBox_data();
     void badFileGetsAMessageBox();
 
@@ -164,6 +168,35 @@ void TestRunWindow::longRunOpensFromItsChunks()
             marked += column == LayerTreeModel::FirstNonFiniteColumn && !x.isEmpty() ? 1 : 0;
         }
     QVERIFY(marked > 0);  // some layer has a first non-finite step to compare
+}
+
+// The optimizer in the control panel: momentum only for SGD, the run trains with the choice, an
+// opened run shows it, and another scenario starts from its own optimizer again.
+void TestRunWindow::optimizerSettingStartsTheRunAndIsRecorded()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("large-lr-mse"));
+    w.setSteps(12);
+    OptimizerEdit &edit = *w.controlPanel()->optimizerEdit();
+    QVERIFY(!edit.momentumBox()->isEnabled());  // the scenario's own: no momentum to set
+    edit.kindBox()->setCurrentIndex(edit.kindBox()->findData(int(OptimizerKind::Adam)));
+    QVERIFY(!edit.momentumBox()->isEnabled());
+    edit.kindBox()->setCurrentIndex(edit.kindBox()->findData(int(OptimizerKind::Sgd)));
+    QVERIFY(edit.momentumBox()->isEnabled());
+    edit.momentumBox()->setValue(0.9);
+    QVERIFY(!edit.weightDecayBox()->isEnabled());
+    QVERIFY(runToEnd(w, [&] { QVERIFY(w.startRun()); }));
+    QCOMPARE(QString::fromStdString(w.controller().lastSummary().optimizer), QStringLiteral("sgd, momentum 0.9"));
+    QCOMPARE(w.store().firstOrigin().step, 6);  // plain SGD overflows at step 8
+
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(w.runFile())); }));
+    const OptimizerChoice shown = opened.controlPanel()->optimizerEdit()->choice();
+    QVERIFY(shown.kind == OptimizerKind::Sgd);
+    QCOMPARE(shown.momentum.value_or(0), 0.9);
+
+    w.selectScenario(QStringLiteral("nan-input"));
+    QVERIFY(edit.choice().empty());
 }
 
 void TestRunWindow::badFileGetsAMessageBox_data()

@@ -51,6 +51,8 @@ private Q_SLOTS:
     void stopMidRunReturnsPromptly();
     void stepWhilePausedRunsExactlyThatMany();
     void badConfigurationIsRefusedWithAMessage();
+    void optimizerChoiceTrainsWithIt_data();
+    void optimizerChoiceTrainsWithIt();
 };
 
 void TestSession::controlChangeAppliesAtTheNextStep()
@@ -186,6 +188,63 @@ void TestSession::badConfigurationIsRefusedWithAMessage()
     config.loss = "hinge";
     QVERIFY(!session.start(config, &error));
     QCOMPARE(QString::fromStdString(error), QStringLiteral("the loss is cross-entropy or mse, got 'hinge'"));
+    // Optimizer settings out of range are refused at once; a momentum for Adam when its run builds.
+    config.modelPath.clear();
+    config.loss = "cross-entropy";
+    config.optimizer.momentum = 1.0;
+    QVERIFY(!session.start(config, &error));
+    QCOMPARE(QString::fromStdString(error), QStringLiteral("the momentum must lie in [0, 1)"));
+    config.optimizer.momentum = 0.9;
+    config.optimizer.kind = OptimizerKind::Adam;
+    config.steps = 3;
+    const auto c = runToEnd(config);
+    QCOMPARE(QString::fromStdString(c->summary.error),
+             QStringLiteral("momentum is a setting of sgd; this run's optimizer is adam (Adam's betas are its own)"));
+}
+
+void TestSession::optimizerChoiceTrainsWithIt_data()
+{
+    QTest::addColumn<int>("kind");  // -1: the scenario's own
+    QTest::addColumn<double>("momentum");
+    QTest::addColumn<double>("weightDecay");  // -1: the optimizer's default
+    QTest::addColumn<QString>("label");
+    QTest::addColumn<int>("firstNonFinite");
+    // large-lr-mse, LR 1: plain SGD overflows at step 8, momentum gets there sooner, Adam's
+    // normalised steps never do in 30 steps.
+    QTest::newRow("scenario's own") << -1 << 0.0 << -1.0 << "sgd" << 8;
+    QTest::newRow("sgd momentum") << int(OptimizerKind::Sgd) << 0.9 << -1.0 << "sgd, momentum 0.9" << 6;
+    QTest::newRow("sgd weight decay") << int(OptimizerKind::Sgd) << 0.0 << 0.1 << "sgd, weight decay 0.1" << 8;
+    QTest::newRow("adam") << int(OptimizerKind::Adam) << 0.0 << -1.0 << "adam" << -1;
+    QTest::newRow("adamw") << int(OptimizerKind::AdamW) << 0.0 << -1.0 << "adamw, weight decay 0.01" << -1;
+}
+
+void TestSession::optimizerChoiceTrainsWithIt()
+{
+    QFETCH(int, kind);
+    QFETCH(double, momentum);
+    QFETCH(double, weightDecay);
+    QFETCH(QString, label);
+    QFETCH(int, firstNonFinite);
+    RunConfig config;
+    config.scenario = "large-lr-mse";
+    config.steps = 30;
+    if (kind >= 0)
+        config.optimizer.kind = OptimizerKind(kind);
+    if (momentum > 0)
+        config.optimizer.momentum = momentum;
+    if (weightDecay >= 0)
+        config.optimizer.weightDecay = weightDecay;
+    const auto c = runToEnd(config);
+    QVERIFY2(c->summary.error.empty(), c->summary.error.c_str());
+    QCOMPARE(QString::fromStdString(c->summary.optimizer), label);
+    QCOMPARE(c->summary.firstNonFiniteStep, firstNonFinite);
+    QVERIFY(!c->events.empty() && c->events.front().text.find(label.toStdString()) != std::string::npos);
+    if (kind == int(OptimizerKind::Sgd) && weightDecay > 0) {  // the decay changes the trajectory
+        RunConfig plain = config;
+        plain.optimizer = {};
+        const auto p = runToEnd(plain);
+        QVERIFY(p->records[3]->loss != c->records[3]->loss);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestSession)

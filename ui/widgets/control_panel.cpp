@@ -1,6 +1,7 @@
 #include "widgets/control_panel.h"
 
 #include "widgets/learning_rate_edit.h"
+#include "widgets/optimizer_edit.h"
 #include "window/model_opener.h"
 
 #include "nanscope/devices.h"
@@ -63,6 +64,8 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     runForm->addRow(tr("Device"), device_);
     runForm->addRow(tr("Steps"), steps_);
     runForm->addRow(tr("Seed"), seed_);
+    optimizer_ = new OptimizerEdit;
+    runForm->addRow(tr("Optimizer"), optimizer_);
     outer->addWidget(runBox);
 
     auto *liveBox = new QGroupBox(tr("Live controls (apply at the next step)"));
@@ -205,6 +208,7 @@ void ControlPanel::loadScenarioDefaults()
     if (!config.usesModelFile() && !findScenario(config.scenario))
         return;
     steps_->setValue(defaultSteps(config));
+    optimizer_->setChoice({});
     setControls(defaultControls(config));
 }
 
@@ -222,6 +226,7 @@ void ControlPanel::showRunConfig(const RunConfig &config)
     }
     steps_->setValue(stepsToRun(config));
     seed_->setValue(int(config.seed));
+    optimizer_->setChoice(config.optimizer);
     if (const int d = device_->findData(QString::fromStdString(config.device)); d >= 0)
         device_->setCurrentIndex(d);
     setControls(initialControls(config));
@@ -235,6 +240,7 @@ RunConfig ControlPanel::runConfig() const
     config.seed = std::uint64_t(seed_->value());
     config.device = device_->currentData().toString().toStdString();
     config.controls = controls();
+    config.optimizer = optimizer_->choice();
     if (modelSelected()) {
         config.modelPath = modelPath_.toStdString();
         config.inputShape = modelInput_.shape;

@@ -1,7 +1,7 @@
 #pragma once
-// The run's settings and live controls: scenario or model file, device, steps, seed, learning rate, gradient
+// The run's settings and live controls: scenario or model file, device, steps, seed, optimizer, learning rate, gradient
 // clipping, precision, the recovery policy's switches and pause-on-non-finite. Settings that
-// define a run (scenario, device, steps, seed) apply at Start; the live controls are emitted as
+// define a run (scenario, device, steps, seed, optimizer) apply at Start; the live controls are emitted as
 // soon as the user changes them, and the session applies them at the next step.
 #include "widgets/input_shape_dialog.h"
 
@@ -19,6 +19,7 @@ class QSpinBox;
 namespace nanscope {
 
 class LearningRateEdit;
+class OptimizerEdit;
 
 class ControlPanel final : public QWidget {
     Q_OBJECT
@@ -48,6 +49,7 @@ public:
     LearningRateEdit *learningRateEdit() const { return lr_; }
     QComboBox *deviceBox() const { return device_; }
     QComboBox *precisionBox() const { return precision_; }
+    OptimizerEdit *optimizerEdit() const { return optimizer_; }
 
 Q_SIGNALS:
     void controlsEdited(const nanscope::Controls &controls);
@@ -61,6 +63,7 @@ private:
     QComboBox *device_ = nullptr;
     QSpinBox *steps_ = nullptr;
     QSpinBox *seed_ = nullptr;
+    OptimizerEdit *optimizer_ = nullptr;
     LearningRateEdit *lr_ = nullptr;
     QCheckBox *clipOn_ = nullptr;
     QDoubleSpinBox *clip_ = nullptr;

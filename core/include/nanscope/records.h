@@ -117,6 +117,7 @@ struct RunSummary {
     int scalerSkippedSteps = 0;   // of those, skipped by the loss scaler for overflowing gradients
     double finalLossScale = 1.0;  // the scale the next step would use (1: no loss scaling)
     std::string precision;        // label at the end of the run: "fp32", "fp16 (emulated on CPU)"
+    std::string optimizer;        // "sgd, momentum 0.9" (empty when a run file did not say)
     double finalLearningRate = 0.0;
     double stepsPerSecond = 0.0;
     bool stoppedByPolicy = false;

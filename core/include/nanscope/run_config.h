@@ -2,6 +2,7 @@
 // What a run is asked to do: the scenario or model file, its data, the device and the controls it
 // starts with. Checked by invalidRunConfigReason() before any thread or tensor exists.
 #include "nanscope/controls.h"
+#include "nanscope/optimizer.h"
 
 #include <cstdint>
 #include <optional>
@@ -24,6 +25,8 @@ struct RunConfig {
     // On the CPU, gather the map as a device does (statistics kept as tensors, read back once a
     // step) instead of scanning each tensor at once: runs the CUDA code path without a GPU.
     bool devicePathOnCpu = false;
+    // Another optimizer than the scenario's or model file's own, or other settings of it.
+    OptimizerChoice optimizer;
 
     // A user's TorchScript file instead of a scenario (empty: the scenario runs).
     std::string modelPath;

@@ -25,7 +25,6 @@ double number(const Json &j, const char *key, double fallback)
     return it == j.end() || it->is_null() ? fallback : numberFrom(*it);
 }
 
-
 }  // namespace
 
 Phase phaseFrom(const std::string &name)
@@ -124,6 +123,9 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"targets", c.targetsPath},
                 {"loss", c.loss},
                 {"save", c.savePath},
+                {"optimizer", c.optimizer.kind ? Json(optimizerName(*c.optimizer.kind)) : Json()},
+                {"momentum", c.optimizer.momentum ? numberJson(*c.optimizer.momentum) : Json()},
+                {"weight_decay", c.optimizer.weightDecay ? numberJson(*c.optimizer.weightDecay) : Json()},
                 {"controls", controlsJson(initial)}};
 }
 
@@ -149,6 +151,11 @@ RunConfig configFrom(const Json &j)
     c.targetsPath = value<std::string>(j, "targets", "");
     c.loss = value<std::string>(j, "loss", c.loss);
     c.savePath = value<std::string>(j, "save", "");
+    c.optimizer.kind = parseOptimizer(value<std::string>(j, "optimizer", ""));
+    if (j.contains("momentum") && j["momentum"].is_number())
+        c.optimizer.momentum = numberFrom(j["momentum"]);
+    if (j.contains("weight_decay") && j["weight_decay"].is_number())
+        c.optimizer.weightDecay = numberFrom(j["weight_decay"]);
     if (j.contains("controls"))
         c.controls = controlsFrom(j["controls"]);
     return c;
@@ -190,6 +197,7 @@ Json summaryJson(const RunSummary &s)
                 {"scaler_skipped_steps", s.scalerSkippedSteps},
                 {"final_loss_scale", numberJson(s.finalLossScale)},
                 {"precision", s.precision},
+                {"optimizer", s.optimizer},
                 {"final_learning_rate", numberJson(s.finalLearningRate)},
                 {"steps_per_second", numberJson(s.stepsPerSecond)},
                 {"stopped_by_policy", s.stoppedByPolicy},
@@ -215,6 +223,7 @@ RunSummary summaryFrom(const Json &j)
     s.scalerSkippedSteps = value(j, "scaler_skipped_steps", 0);
     s.finalLossScale = number(j, "final_loss_scale", 1.0);
     s.precision = value<std::string>(j, "precision", "");
+    s.optimizer = value<std::string>(j, "optimizer", "");
     s.finalLearningRate = number(j, "final_learning_rate", 0.0);
     s.stepsPerSecond = number(j, "steps_per_second", 0.0);
     s.stoppedByPolicy = value(j, "stopped_by_policy", false);

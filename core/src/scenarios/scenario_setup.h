@@ -1,5 +1,6 @@
 #pragma once
 // Building a scenario's model, data, loss and optimizer choice (internal to the core).
+#include "nanscope/optimizer.h"
 #include "nanscope/run_config.h"
 #include "model/model_adapter.h"
 #include "probe/observed_sequential.h"
@@ -13,7 +14,6 @@
 namespace nanscope {
 
 enum class LossKind { CrossEntropy, Mse, NegLogOfProbabilities };
-enum class OptimizerKind { Sgd, AdamW };
 
 struct Dataset {
     at::Tensor x;  // [N, features...]
@@ -24,7 +24,7 @@ struct ScenarioSetup {
     std::unique_ptr<ModelAdapter> model;
     Dataset data;
     LossKind loss = LossKind::CrossEntropy;
-    OptimizerKind optimizer = OptimizerKind::Sgd;
+    OptimizerKind optimizer = OptimizerKind::Sgd;  // the default; RunConfig::optimizer may choose another
     int batchSize = 32;
     double loadMillis = 0;        // a model file: reading it
     double instrumentMillis = 0;  // and instrumenting its graph

@@ -44,6 +44,8 @@ std::string invalidRunConfigReason(const RunConfig &config)
         return "the number of steps must be positive";
     if (config.usesModelFile() && !isKnownLoss(config.loss))
         return "the loss is cross-entropy or mse, got '" + config.loss + "'";
+    if (std::string reason = invalidOptimizerReason(config.optimizer); !reason.empty())
+        return reason;
     return initialControls(config).lossScaling.invalidReason();
 }
 

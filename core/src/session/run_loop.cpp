@@ -54,7 +54,7 @@ void RunLoop::begin()
     link_.notify([this](RunObserver &o) { o.runStarted(run_, trainer_->layers(), config_); });
     raise({EventKind::Info, 0, -1,
            "run " + std::to_string(run_) + ": " + summary_.source + " on " + config_.device + ", " +
-               trainer_->precisionLabel()});
+               trainer_->precisionLabel() + ", " + trainer_->optimizerSettings().label()});
     for (const std::string &w : loadWarnings)
         raise({EventKind::Error, 0, -1, w});
     bool paused;
@@ -261,6 +261,7 @@ void RunLoop::finish()
     summary_.finalStateFinite = trainer_->stateFinite();
     summary_.finalLossScale = trainer_->lossScale();
     summary_.precision = trainer_->precisionLabel();
+    summary_.optimizer = trainer_->optimizerSettings().label();
 }
 
 void RunLoop::raise(Event event)

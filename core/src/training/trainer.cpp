@@ -105,12 +105,19 @@ std::vector<ControlChange> diffControls(const Controls &a, const Controls &b, co
     return changes;
 }
 
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(OptimizerKind kind, const std::vector<at::Tensor> &params,
-                                                       double lr)
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSettings &s,
+                                                       const std::vector<at::Tensor> &params, double lr)
 {
-    if (kind == OptimizerKind::AdamW)
-        return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr));
-    return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(lr));
+    switch (s.kind) {
+    case OptimizerKind::AdamW:
+        return std::make_unique<torch::optim::AdamW>(params,
+                                                     torch::optim::AdamWOptions(lr).weight_decay(s.weightDecay));
+    case OptimizerKind::Adam:
+        return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr).weight_decay(s.weightDecay));
+    case OptimizerKind::Sgd: break;
+    }
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(lr).momentum(s.momentum).weight_decay(s.weightDecay));
 }
 
 }  // namespace
@@ -128,7 +135,8 @@ Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
     }
     probe_.setDevicePathOnCpu(config.devicePathOnCpu);
     buffers_ = model_->buffers();
-    optimizer_ = makeOptimizer(setup.optimizer, model_->parameters(), lr_);
+    optimizerSettings_ = resolveOptimizer(setup.optimizer, config.optimizer);
+    optimizer_ = makeOptimizer(optimizerSettings_, model_->parameters(), lr_);
     applyPrecision();
     model_->setTraining(true);
     prevParamsFinite_ = stateFinite();

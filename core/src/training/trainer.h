@@ -34,6 +34,7 @@ public:
     double lossScale() const { return scaling_ ? scaler_.scale() : 1.0; }
     // "fp32", "bf16", "fp16 (emulated on CPU)", ...
     std::string precisionLabel() const;
+    const OptimizerSettings &optimizerSettings() const { return optimizerSettings_; }
     void setProbeMode(ProbeMode m) { probeMode_ = m; }
 
     // Applies changed controls (a new LR replaces the rollback-halved one). Returns what changed,
@@ -81,6 +82,7 @@ private:
     Dataset data_;
     LossKind loss_;
     int batchSize_;
+    OptimizerSettings optimizerSettings_;
     std::unique_ptr<torch::optim::Optimizer> optimizer_;
     std::vector<at::Tensor> buffers_;
     Controls controls_;
