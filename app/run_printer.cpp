@@ -137,7 +137,13 @@ void RunPrinter::eventRaised(const Event &e)
     if (summaryOnly_)
         return;
     if (json_) {
-        out_ << jsonLine(Json{{"type", "event"}, {"step", e.step}, {"text", e.text}}) << '\n';
+        const bool layer = e.layer >= 0 && std::size_t(e.layer) < layers_.size();
+        out_ << jsonLine(Json{{"type", "event"},
+                              {"kind", eventKindId(e.kind)},
+                              {"step", e.step},
+                              {"layer", layer ? Json(layers_[std::size_t(e.layer)].path) : Json()},
+                              {"text", e.text}})
+             << '\n';
     } else if (e.kind != EventKind::Info) {
         out_ << "  * " << (e.step >= 0 ? "step " + std::to_string(e.step) + ": " : std::string()) << e.text << '\n';
     }

@@ -58,8 +58,11 @@ void TestCli::runJsonReportsTheOrigin()
                           QStringLiteral("--steps"), QStringLiteral("12"), QStringLiteral("--json")});
     QCOMPARE(o.code, 0);
     int steps = 0;
-    QJsonObject summary;
+    QJsonObject summary, firstNonFinite;
     for (const QJsonObject &j : o.objects) {
+        if (j[QLatin1String("type")] == QLatin1String("event") &&
+            j[QLatin1String("kind")] == QLatin1String("first-nonfinite"))
+            firstNonFinite = j;
         if (j[QLatin1String("type")] == QLatin1String("step")) {
             QCOMPARE(j[QLatin1String("step")].toInt(), steps);
             QVERIFY(j.contains(QLatin1String("loss")) && j.contains(QLatin1String("grad_norm")) &&
@@ -70,6 +73,11 @@ void TestCli::runJsonReportsTheOrigin()
             summary = j;
     }
     QCOMPARE(steps, 12);
+    // Every event says its kind and, where it has one, its layer's path.
+    QCOMPARE(firstNonFinite[QLatin1String("step")].toInt(), 8);
+    QCOMPARE(firstNonFinite[QLatin1String("layer")].toString(), QStringLiteral("fc2"));
+    QCOMPARE(o.objects.front()[QLatin1String("kind")].toString(), QStringLiteral("info"));
+    QVERIFY(o.objects.front()[QLatin1String("layer")].isNull());
     QCOMPARE(summary[QLatin1String("scenario")].toString(), QStringLiteral("large-lr-mse"));
     QCOMPARE(summary[QLatin1String("steps_run")].toInt(), 12);
     QCOMPARE(summary[QLatin1String("first_nonfinite_step")].toInt(), 8);

@@ -78,6 +78,10 @@ struct StepRecord {
 using StepRecordPtr = std::shared_ptr<const StepRecord>;
 
 enum class EventKind { Info, FirstNonFinite, Recovery, Rollback, ControlChange, Paused, Error };
+// "info", "first-nonfinite", "recovery", "rollback", "control-change", "paused", "error": as run
+// files and `run --json` spell them.
+const char *eventKindId(EventKind kind);
+EventKind eventKindFromId(const std::string &id);  // Info for an id it does not know
 
 // One control the user changed, as text: "lr", "0.1", "0.01". A ControlChange event carries one
 // for each control that changed at that step boundary; its text says them all in one line.

@@ -271,7 +271,7 @@ std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastI
     s.bind(1, afterId);
     std::int64_t newest = afterId;
     while (s.step()) {
-        Event e(record::eventKindFrom(s.text(2)), int(s.integer(1)), s.isNull(3) ? -1 : int(s.integer(3)), s.text(4));
+        Event e(eventKindFromId(s.text(2)), int(s.integer(1)), s.isNull(3) ? -1 : int(s.integer(3)), s.text(4));
         if (!s.isNull(5))
             e.origin = record::originFrom(parsed(s.text(5)));
         newest = s.integer(0);

@@ -233,7 +233,11 @@ RunSummary summaryFrom(const Json &j)
     return s;
 }
 
-const char *eventKindName(EventKind k)
+}  // namespace nanscope::record
+
+namespace nanscope {
+
+const char *eventKindId(EventKind k)
 {
     switch (k) {
     case EventKind::Info: return "info";
@@ -247,13 +251,13 @@ const char *eventKindName(EventKind k)
     return "info";
 }
 
-EventKind eventKindFrom(const std::string &name)
+EventKind eventKindFromId(const std::string &name)
 {
     for (EventKind k : {EventKind::FirstNonFinite, EventKind::Recovery, EventKind::Rollback, EventKind::ControlChange,
                         EventKind::Paused, EventKind::Error})
-        if (name == eventKindName(k))
+        if (name == eventKindId(k))
             return k;
     return EventKind::Info;
 }
 
-}  // namespace nanscope::record
+}  // namespace nanscope

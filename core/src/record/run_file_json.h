@@ -27,7 +27,5 @@ Json summaryJson(const RunSummary &s);
 RunSummary summaryFrom(const Json &j);
 
 Phase phaseFrom(const std::string &name);  // the inverse of phaseName(); None for any other text
-const char *eventKindName(EventKind k);
-EventKind eventKindFrom(const std::string &name);  // Info for a name it does not know
 
 }  // namespace nanscope::record

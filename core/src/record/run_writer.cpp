@@ -145,7 +145,7 @@ void RunWriter::step(const StepRecord &r)
 void RunWriter::event(const Event &e)
 {
     Statement s = db_.prepare("INSERT INTO events (step, kind, layer, text, origin) VALUES (?,?,?,?,?)");
-    s.bind(1, e.step).bind(2, std::string(eventKindName(e.kind)));
+    s.bind(1, e.step).bind(2, std::string(eventKindId(e.kind)));
     if (e.layer >= 0)
         s.bind(3, e.layer);
     s.bind(4, e.text);
