@@ -297,6 +297,10 @@ void MainWindow::onFinished(const QString &error)
     // The session's own rate counts compute time only, over the whole run.
     stepsPerSecond_ = controller_.lastSummary().stepsPerSecond;
     rateClock_.invalidate();
+    // The recorder may still be committing the end of the run on the session's thread: once the
+    // window says the run ended, its file holds all of it (another window may open it at once).
+    if (recorder_)
+        recorder_->flush();
     updateStatus();
     Q_EMIT runEnded();
 }

@@ -107,7 +107,12 @@ void RunRecorder::runStarted(int run, const std::vector<Layer> &layers, const Ru
         d_->run = run;
     }
     d_->enqueue(Start{layers, config});
-    d_->wake.notify_one();  // the run row goes to disk at once: the file opens as a run
+    {
+        // The run row goes to disk at once, not at the next commit: the file opens as a run.
+        std::lock_guard<std::mutex> lock(d_->mutex);
+        d_->flushWanted = true;
+    }
+    d_->wake.notify_one();
 }
 
 void RunRecorder::stepRecorded(const StepRecordPtr &record)
