@@ -200,6 +200,7 @@ const char *usage(const std::string &command)
                "                    [--weight-decay X] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
+               "                    [--input-dtype float32|int64] [--vocab V]\n"
                "                    [--loss cross-entropy|mse] [--save OUT.pt] [any option above]\n"
                "  trains, prints progress and a report: the first non-finite step and its origin\n"
                "  (phase, layer, op); --json: one JSON object per step, event and summary;\n"

@@ -121,6 +121,17 @@ void addModelOptions(Arguments &args, RunConfig &config)
                         throw std::invalid_argument(flag + " expects positive sizes like 8x3x64x64, got '" + v + "'");
                     config.inputShape = *shape;
                 })
+        .option("--input-dtype",
+                [&config](const auto &flag, const auto &v) {
+                    if (v != "float32" && v != "int64")
+                        throw std::invalid_argument(flag + " is float32 or int64 (token ids), got '" + v + "'");
+                    config.tokenIds = v == "int64";
+                })
+        .option("--vocab",
+                [&config](const auto &flag, const auto &v) {
+                    config.vocab = parseInt(flag, v, 1);
+                    config.tokenIds = true;
+                })
         .option("--inputs", [&config](const auto &, const auto &v) { config.inputsPath = v; })
         .option("--targets", [&config](const auto &, const auto &v) { config.targetsPath = v; })
         .option("--loss", [&config](const auto &flag, const auto &v) {
@@ -138,7 +149,8 @@ std::string missingModelInput(const RunConfig &config)
     try {
         const InputGuess guess = guessInputShape(config.modelPath);
         if (!guess.shape.empty())
-            message += "; try --input-shape " + formatInputShape(guess.shape) + " (" + guess.note + ")";
+            message += "; try --input-shape " + formatInputShape(guess.shape) +
+                       (guess.tokenIds ? " --input-dtype int64" : "") + " (" + guess.note + ")";
     } catch (const std::exception &) {
         return {};  // a file that does not load: the run says why, in its own words
     }

@@ -95,6 +95,21 @@ jit::Module nested()
     return net;
 }
 
+// A language model's first steps: token ids [N, S] -> emb (an Embedding of 50 tokens, 16 wide)
+// -> head (Linear 16 -> 50): logits [N, S, 50].
+jit::Module tokenLm()
+{
+    Factory f;
+    jit::Module emb = module("Embedding", "");
+    emb.register_parameter("weight", torch::randn({50, 16}).requires_grad_(), false);
+    emb.define("def forward(self, x):\n    return torch.embedding(self.weight, x)\n");
+    jit::Module net = module("TokenLm", "");
+    net.register_module("emb", emb);
+    net.register_module("head", f.linear(16, 50));
+    net.define("def forward(self, x):\n    return self.head.forward(self.emb.forward(x))\n");
+    return net;
+}
+
 jit::Module twoStage(int in, int out, const std::string &type, const std::string &body)
 {
     Factory f;
@@ -260,6 +275,8 @@ void writeModel(const std::string &kind, const std::string &path, unsigned seed)
         m = badWeights();
     else if (kind == "cnn")
         m = Cnn().net();
+    else if (kind == "token-lm")
+        m = tokenLm();
     else if (kind == "two-inputs")
         m = module("Pair", "def forward(self, x, y):\n    return x + y\n");
     else

@@ -15,6 +15,8 @@ namespace nanscope::fixtures {
 //                  Input [N,4], output [N,4].
 //  "bad-weights"   fc whose weight holds 2 NaN and 1 +Inf, and a buffer `stats` with one -Inf.
 //  "two-inputs"    forward(self, x, y): not a model NaNScope can feed.
+//  "token-lm"      emb (an Embedding type: 50 tokens, 16 wide) then head (Linear 16 -> 50).
+//                  Input token ids [N,S] (int64), output [N,S,50].
 //  "cnn"           a ResNet-18-sized CNN (conv/bn/relu stem, 4 stages of 2 basic blocks with
 //                  in-place relu_ and add_, 1x1 downsampling), input [N,3,H,W], output [N,10].
 void writeModel(const std::string &kind, const std::string &path, unsigned seed = 1);

@@ -43,6 +43,7 @@ private Q_SLOTS:
     void wrongShapeSaysWhatWasExpected();
     void tensorFiles();
     void wrongTargets();
+    void tokenIds();
     void runTrainsAndSaves();
     void runWithRecoveryOnForwardNan();
     void runInEmulatedFp16();
@@ -57,7 +58,7 @@ private:
 void TestModelCli::initTestCase()
 {
     QVERIFY(dir_.isValid());
-    for (const char *kind : {"nested", "forward-nan", "backward-nan", "bad-weights", "two-inputs"})
+    for (const char *kind : {"nested", "forward-nan", "backward-nan", "bad-weights", "two-inputs", "token-lm"})
         fixtures::writeModel(kind, model(kind).toStdString());
 }
 
@@ -221,6 +222,44 @@ void TestModelCli::wrongTargets()
     o = run({"inspect", model("nested"), "--inputs", missing});
     QCOMPARE(o.code, 1);
     QVERIFY2(o.err.contains("inputs file '" + missing + "'") && o.err.contains("no such file"), qPrintable(o.err));
+}
+
+// A model that starts with an Embedding takes integer ids: synthetic ones below its vocabulary, or
+// a file's as they are; with [N, S, vocab] out, each position learns the next token.
+void TestModelCli::tokenIds()
+{
+    Output o = run({"run", "--model", model("token-lm"), "--input-shape", "4x10", "--input-dtype", "int64", "--steps",
+                    "3", "--json"});
+    QVERIFY2(o.code == 0, qPrintable(o.err));
+    const QJsonObject first = o.objects.value(1);  // after the run's info event
+    QCOMPARE(first.value("type").toString(), QStringLiteral("step"));
+    // Untrained logits near 0 over 50 tokens: the loss starts near ln 50 = 3.91, which it can only
+    // do when every target is a valid token (or ignored).
+    QVERIFY2(first.value("loss").toDouble() > 3.0 && first.value("loss").toDouble() < 5.0,
+             qPrintable(QString::number(first.value("loss").toDouble())));
+    QCOMPARE(o.objects.last().value("steps_run").toInt(), 3);
+
+    // The same ids from a file (Python's torch.save), targets the next tokens.
+    const QString tokens = file("tokens.pt");
+    fixtures::writeTensor(tokens.toStdString(), "12x10", /*pythonFormat=*/true, /*integerLabels=*/true, 50);
+    o = run({"inspect", model("token-lm"), "--inputs", tokens, "--json"});
+    QVERIFY2(o.code == 0, qPrintable(o.err));
+    QCOMPARE(layer(o.objects.value(0), "emb").value("forward").toObject().value("numel").toInt(), 12 * 10 * 16);
+    QCOMPARE(layer(o.objects.value(0), "head").value("forward").toObject().value("numel").toInt(), 12 * 10 * 50);
+
+    // Floats where ids belong: the message says what the model takes.
+    o = run({"run", "--model", model("token-lm"), "--input-shape", "4x10", "--steps", "1"});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains("it starts with the embedding 'emb', which takes integer token ids below 50"),
+             qPrintable(o.err));
+    // No input at all: the suggestion is a shape of ids.
+    o = run({"run", "--model", model("token-lm")});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains("try --input-shape 8x32 --input-dtype int64"), qPrintable(o.err));
+    // Ids for a model without an Embedding need a vocabulary.
+    o = run({"run", "--model", model("nested"), "--input-shape", "4x4", "--input-dtype", "int64", "--steps", "1"});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains("synthetic token ids need a vocabulary size"), qPrintable(o.err));
 }
 
 void TestModelCli::runTrainsAndSaves()

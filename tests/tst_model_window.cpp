@@ -58,6 +58,7 @@ private Q_SLOTS:
     void onlyModelFilesAreAcceptedAsDrops();
     void weightsNonFiniteAsLoadedAreReported();
     void aWrongInputShapeFailsTheRunWithAMessage();
+    void aModelOfTokenIdsIsOfferedIdsAndTrains();
 
 private:
     QTemporaryDir dir_;
@@ -70,6 +71,34 @@ void TestModelWindow::initTestCase()
     fixtures::writeModel("forward-nan", path(QStringLiteral("forward-nan.pt")).toStdString());
     fixtures::writeModel("nested", path(QStringLiteral("nested.pt")).toStdString());
     fixtures::writeModel("bad-weights", path(QStringLiteral("bad-weights.pt")).toStdString());
+    fixtures::writeModel("token-lm", path(QStringLiteral("token-lm.pt")).toStdString());
+}
+
+// A model that starts with an Embedding: the dialog offers integer ids of a guessed shape, and the
+// run trains on them (its loss starts near ln 50 with the next tokens as targets).
+void TestModelWindow::aModelOfTokenIdsIsOfferedIdsAndTrains()
+{
+    MainWindow w;
+    w.show();
+    w.openModel(path(QStringLiteral("token-lm.pt")));
+    QTRY_VERIFY(w.modelOpener()->pendingDialog());
+    InputShapeDialog *dialog = w.modelOpener()->pendingDialog();
+    const ModelInputChoice choice = dialog->choice();
+    QCOMPARE(formatInputShape(choice.shape), std::string("8x32"));
+    QVERIFY(choice.tokenIds);
+    QCOMPARE(choice.vocab, std::int64_t(0));  // the Embedding's own size
+    dialog->accept();
+    const RunConfig config = w.controlPanel()->runConfig();
+    QVERIFY(config.tokenIds);
+    QVERIFY(w.lessonPane()->toPlainText().contains(QLatin1String("synthetic 8x32 token ids")));
+    w.controlPanel()->setSteps(3);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    QVERIFY(w.startRun());
+    QVERIFY(ended.wait(60000));
+    QVERIFY2(w.controller().lastSummary().error.empty(), w.controller().lastSummary().error.c_str());
+    QCOMPARE(w.recordsShown(), 3);
+    const double firstLoss = w.store().series(Series::Loss).buckets().front().max;
+    QVERIFY2(firstLoss > 3.0 && firstLoss < 5.0, qPrintable(QString::number(firstLoss)));
 }
 
 void TestModelWindow::droppedModelTrainsUnderItsOwnPaths()

@@ -217,6 +217,8 @@ void ControlPanel::showRunConfig(const RunConfig &config)
     if (config.usesModelFile()) {
         ModelInputChoice input;
         input.shape = config.inputShape;
+        input.tokenIds = config.tokenIds;
+        input.vocab = config.vocab;
         input.inputsPath = QString::fromStdString(config.inputsPath);
         input.targetsPath = QString::fromStdString(config.targetsPath);
         input.loss = QString::fromStdString(config.loss);
@@ -244,6 +246,8 @@ RunConfig ControlPanel::runConfig() const
     if (modelSelected()) {
         config.modelPath = modelPath_.toStdString();
         config.inputShape = modelInput_.shape;
+        config.tokenIds = modelInput_.tokenIds;
+        config.vocab = modelInput_.vocab;
         config.inputsPath = modelInput_.inputsPath.toStdString();
         config.targetsPath = modelInput_.targetsPath.toStdString();
         config.loss = modelInput_.loss.toStdString();

@@ -2,6 +2,7 @@
 
 #include "nanscope/input_shape.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -12,6 +13,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace nanscope {
@@ -38,7 +40,7 @@ QWidget *fileRow(QLineEdit *edit, const QString &title, QWidget *parent)
 }  // namespace
 
 InputShapeDialog::InputShapeDialog(const QString &modelPath, const std::vector<std::int64_t> &guess,
-                                   const QString &guessNote, QWidget *parent)
+                                   const QString &guessNote, bool guessTokenIds, QWidget *parent)
     : QDialog(parent)
 {
     setWindowTitle(tr("Inputs for %1").arg(QFileInfo(modelPath).fileName()));
@@ -48,6 +50,13 @@ InputShapeDialog::InputShapeDialog(const QString &modelPath, const std::vector<s
     files_ = new QRadioButton(tr("Inputs from a file"));
     shape_ = new QLineEdit(guess.empty() ? QString() : QString::fromStdString(formatInputShape(guess)));
     shape_->setPlaceholderText(tr("batch x features…, e.g. 8x3x64x64"));
+    tokenIds_ = new QCheckBox(tr("Integer token ids, below"));
+    tokenIds_->setToolTip(tr("For a model that starts with an nn.Embedding: random ids in [0, vocabulary)"));
+    tokenIds_->setChecked(guessTokenIds);
+    vocab_ = new QSpinBox;
+    vocab_->setRange(0, 100000000);
+    vocab_->setSpecialValueText(tr("the Embedding's size"));
+    vocab_->setEnabled(guessTokenIds);
     inputs_ = new QLineEdit;
     targets_ = new QLineEdit;
     targets_->setPlaceholderText(tr("optional: inferred from the output's shape"));
@@ -55,6 +64,7 @@ InputShapeDialog::InputShapeDialog(const QString &modelPath, const std::vector<s
     loss_->addItem(tr("cross-entropy over the last dimension"), QStringLiteral("cross-entropy"));
     loss_->addItem(tr("mean squared error (regression)"), QStringLiteral("mse"));
     form->addRow(synthetic_, shape_);
+    form->addRow(tokenIds_, vocab_);
     auto *note = new QLabel(guessNote);
     note->setWordWrap(true);
     note->setEnabled(false);
@@ -76,6 +86,7 @@ InputShapeDialog::InputShapeDialog(const QString &modelPath, const std::vector<s
     for (QLineEdit *e : {shape_, inputs_, targets_})
         connect(e, &QLineEdit::textChanged, this, &InputShapeDialog::validate);
     connect(synthetic_, &QRadioButton::toggled, this, &InputShapeDialog::validate);
+    connect(tokenIds_, &QCheckBox::toggled, vocab_, &QWidget::setEnabled);
     connect(shape_, &QLineEdit::textEdited, this, [this] { synthetic_->setChecked(true); });
     connect(inputs_, &QLineEdit::textChanged, this, [this] { files_->setChecked(true); });
     validate();
@@ -103,6 +114,8 @@ ModelInputChoice InputShapeDialog::choice() const
     ModelInputChoice c;
     if (synthetic_->isChecked()) {
         c.shape = parseInputShape(shape_->text().toStdString()).value_or(std::vector<std::int64_t>{});
+        c.tokenIds = tokenIds_->isChecked();
+        c.vocab = c.tokenIds ? vocab_->value() : 0;
     } else {
         c.inputsPath = inputs_->text();
         c.targetsPath = targets_->text();

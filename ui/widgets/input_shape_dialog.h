@@ -7,7 +7,9 @@
 #include <optional>
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
+class QSpinBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -17,6 +19,8 @@ namespace nanscope {
 
 struct ModelInputChoice {
     std::vector<std::int64_t> shape;  // empty when files are used
+    bool tokenIds = false;            // synthetic integer ids in [0, vocab) instead of floats
+    std::int64_t vocab = 0;           // 0: the model's first nn.Embedding says
     QString inputsPath;
     QString targetsPath;
     QString loss = QStringLiteral("cross-entropy");
@@ -26,7 +30,7 @@ class InputShapeDialog final : public QDialog {
     Q_OBJECT
 public:
     InputShapeDialog(const QString &modelPath, const std::vector<std::int64_t> &guess, const QString &guessNote,
-                     QWidget *parent = nullptr);
+                     bool guessTokenIds = false, QWidget *parent = nullptr);
     ModelInputChoice choice() const;
 
 private:
@@ -35,6 +39,8 @@ private:
     QRadioButton *synthetic_ = nullptr;
     QRadioButton *files_ = nullptr;
     QLineEdit *shape_ = nullptr;
+    QCheckBox *tokenIds_ = nullptr;
+    QSpinBox *vocab_ = nullptr;
     QLineEdit *inputs_ = nullptr;
     QLineEdit *targets_ = nullptr;
     QComboBox *loss_ = nullptr;

@@ -26,6 +26,7 @@ ModelFileCheck checkModelFile(const QString &path)
     try {
         const InputGuess guess = guessInputShape(path.toStdString());
         check.guessedShape = guess.shape;
+        check.guessedTokenIds = guess.tokenIds;
         check.guessNote = QString::fromStdString(guess.note);
     } catch (const std::exception &e) {
         // The core's messages name the file and the cause on their first line.
@@ -55,7 +56,8 @@ QString describeModelInput(const ModelInputChoice &input)
                              (input.targetsPath.isEmpty()
                                   ? QString()
                                   : QObject::tr(", targets %1").arg(QFileInfo(input.targetsPath).fileName()))
-                       : QObject::tr("synthetic %1").arg(QString::fromStdString(formatInputShape(input.shape)));
+                       : QObject::tr("synthetic %1").arg(QString::fromStdString(formatInputShape(input.shape))) +
+                             (input.tokenIds ? QObject::tr(" token ids") : QString());
     return data + QStringLiteral(", ") + input.loss;
 }
 
@@ -105,7 +107,7 @@ void ModelOpener::open(const QString &path)
     }
     if (dialog_)
         dialog_->reject();  // a second file dropped while the first one's dialog is open replaces it
-    dialog_ = new InputShapeDialog(path, check.guessedShape, check.guessNote, window_);
+    dialog_ = new InputShapeDialog(path, check.guessedShape, check.guessNote, check.guessedTokenIds, window_);
     dialog_->setAttribute(Qt::WA_DeleteOnClose);
     InputShapeDialog *dialog = dialog_;
     connect(dialog, &QDialog::accepted, this,

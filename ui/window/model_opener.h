@@ -15,7 +15,8 @@ namespace nanscope {
 struct ModelFileCheck {
     QString error;  // empty when the file loads as a TorchScript model
     std::vector<std::int64_t> guessedShape;
-    QString guessNote;  // where the guess comes from, or why there is none
+    bool guessedTokenIds = false;  // the model starts with an nn.Embedding
+    QString guessNote;             // where the guess comes from, or why there is none
 };
 
 // Loads `path` once, on the calling thread (a ResNet-18-sized file takes well under a second).

@@ -24,6 +24,8 @@ struct InspectReport {
 // `note` says where the guess comes from. Throws on a file that cannot be loaded.
 struct InputGuess {
     std::vector<std::int64_t> shape;
+    bool tokenIds = false;  // the model starts with an nn.Embedding: integer ids in [0, vocab)
+    std::int64_t vocab = 0;
     std::string note;
 };
 InputGuess guessInputShape(const std::string &modelPath);

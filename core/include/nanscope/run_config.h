@@ -31,10 +31,17 @@ struct RunConfig {
     // A user's TorchScript file instead of a scenario (empty: the scenario runs).
     std::string modelPath;
     std::vector<std::int64_t> inputShape;  // synthetic inputs {8, 3, 64, 64}: the first is the batch
-    std::string inputsPath;                // or inputs from a file (Python torch.save or C++ torch::save)
-    std::string targetsPath;               // optional: inferred from the output's shape when empty
-    std::string loss = "cross-entropy";    // or "mse"
-    std::string savePath;                  // where the trained model is written at the end of the run
+    // Synthetic inputs are float32 N(0, 1), or with tokenIds int64 ids in [0, vocab): vocab 0 takes
+    // the first nn.Embedding's num_embeddings.
+    bool tokenIds = false;
+    std::int64_t vocab = 0;
+    std::string inputsPath;  // or inputs from a file (Python torch.save or C++ torch::save): integer tensors
+                             // (token ids) stay integers, any other becomes float32
+    // Optional. When empty: for token ids in and [batch, seq, vocab] out, each position's next token
+    // (the last ignored); otherwise random, of the output's shape.
+    std::string targetsPath;
+    std::string loss = "cross-entropy";  // or "mse"
+    std::string savePath;                // where the trained model is written at the end of the run
 
     bool usesModelFile() const { return !modelPath.empty(); }
 };

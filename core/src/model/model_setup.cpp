@@ -53,12 +53,36 @@ std::optional<FirstLayer> firstWeightedLayer(const torch::jit::Module &module)
     return std::nullopt;
 }
 
+bool isEmbedding(const FirstLayer &layer) { return layer.type.find("Embedding") != std::string::npos; }
+
+// The vocabulary of a model that starts with an nn.Embedding: its num_embeddings.
+std::int64_t embeddingVocab(const torch::jit::Module &module)
+{
+    const auto first = firstWeightedLayer(module);
+    return first && isEmbedding(*first) ? first->weight.size(0) : 0;
+}
+
+// Token ids in, [batch, seq, vocab] out: each position learns the next token; the last
+// position has none and is ignored (cross-entropy's ignore_index, -100).
+std::optional<at::Tensor> nextTokenTargets(const at::Tensor &x, const at::Tensor &out)
+{
+    if (at::isFloatingType(x.scalar_type()) || x.dim() != 2 || out.dim() != 3 || out.size(1) != x.size(1))
+        return std::nullopt;
+    at::Tensor y = torch::full(x.sizes(), -100, torch::kLong);
+    if (x.size(1) > 1)
+        y.narrow(1, 0, x.size(1) - 1).copy_(x.narrow(1, 1, x.size(1) - 1));
+    return y;
+}
+
 // What the first weighted layer says about the input it takes.
 std::string expectedInput(TorchScriptModel &model)
 {
     const auto first = firstWeightedLayer(model.module());
-    if (!first || first->type.find("Embedding") != std::string::npos)
+    if (!first)
         return {};
+    if (isEmbedding(*first))
+        return "it starts with the embedding '" + first->path + "', which takes integer token ids below " +
+               std::to_string(first->weight.size(0));
     const at::Tensor &w = first->weight;
     std::ostringstream s;
     if (w.dim() == 2)
@@ -114,8 +138,12 @@ InputGuess guessInputShape(const std::string &modelPath)
     }
     const at::Tensor &w = first->weight;
     const std::string layer = "'" + first->path + "' (" + first->type + ")";
-    if (first->type.find("Embedding") != std::string::npos) {
-        g.note = "the first weighted layer " + layer + " reads token indices, not a shape NaNScope can make up";
+    if (isEmbedding(*first)) {
+        g.shape = {8, 32};
+        g.tokenIds = true;
+        g.vocab = w.size(0);
+        g.note = "the first weighted layer " + layer + " reads token ids below " + std::to_string(w.size(0)) +
+                 "; the batch and the sequence length are guesses";
         return g;
     }
     const std::int64_t batch = 8;
@@ -208,7 +236,9 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
     s.loadMillis = std::chrono::duration<double, std::milli>(t1 - t0).count();
     s.instrumentMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     if (!config.inputsPath.empty()) {
-        s.data.x = loadTensorFile(config.inputsPath, "inputs").to(at::kFloat);
+        s.data.x = loadTensorFile(config.inputsPath, "inputs");
+        if (at::isFloatingType(s.data.x.scalar_type()) || s.data.x.scalar_type() == at::kBool)
+            s.data.x = s.data.x.to(at::kFloat);  // integers are token ids: kept as they are
         if (s.data.x.dim() == 0 || s.data.x.size(0) == 0)
             throw std::invalid_argument("the inputs file '" + config.inputsPath + "' holds no samples");
         s.batchSize =
@@ -220,7 +250,15 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
         std::vector<std::int64_t> shape = config.inputShape;
         s.batchSize = int(shape[0]);
         shape[0] *= kSyntheticBatches;
-        s.data.x = torch::randn(shape);
+        if (config.tokenIds) {
+            const std::int64_t vocab = config.vocab > 0 ? config.vocab : embeddingVocab(model->module());
+            if (vocab <= 0)
+                throw std::invalid_argument("synthetic token ids need a vocabulary size: the model has no nn.Embedding "
+                                            "to read it from; give it (--vocab V)");
+            s.data.x = torch::randint(vocab, shape, torch::kLong);
+        } else {
+            s.data.x = torch::randn(shape);
+        }
     } else {
         const InputGuess g = guessInputShape(config.modelPath);
         throw std::invalid_argument(
@@ -239,6 +277,8 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
         checkTargets(s.loss, out, s.data.y, samples);
         if (s.loss == LossKind::Mse)
             s.data.y = s.data.y.to(at::kFloat);
+    } else if (const auto next = s.loss == LossKind::CrossEntropy ? nextTokenTargets(s.data.x, out) : std::nullopt) {
+        s.data.y = *next;
     } else {
         s.data.y = syntheticTargets(s.loss, out, samples);
     }

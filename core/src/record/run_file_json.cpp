@@ -119,6 +119,8 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"op_level_origin", c.opLevelOrigin},
                 {"device_path_on_cpu", c.devicePathOnCpu},
                 {"input_shape", c.inputShape},
+                {"input_dtype", c.tokenIds ? "int64" : "float32"},
+                {"vocab", c.vocab},
                 {"inputs", c.inputsPath},
                 {"targets", c.targetsPath},
                 {"loss", c.loss},
@@ -147,6 +149,8 @@ RunConfig configFrom(const Json &j)
     c.opLevelOrigin = value(j, "op_level_origin", c.opLevelOrigin);
     c.devicePathOnCpu = value(j, "device_path_on_cpu", false);
     c.inputShape = value<std::vector<std::int64_t>>(j, "input_shape", {});
+    c.tokenIds = value<std::string>(j, "input_dtype", "float32") == "int64";
+    c.vocab = value<std::int64_t>(j, "vocab", 0);
     c.inputsPath = value<std::string>(j, "inputs", "");
     c.targetsPath = value<std::string>(j, "targets", "");
     c.loss = value<std::string>(j, "loss", c.loss);
