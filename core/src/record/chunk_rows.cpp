@@ -85,7 +85,7 @@ void writeChunk(Database &db, const StepChunk &c)
     if (c.firstOrigin.valid())
         chunk.bind(5, c.firstOrigin.step);
     chunk.bind(6, c.nonFiniteSteps).bind(7, c.rollbacks).bind(8, c.scalerSkippedSteps).bind(9, c.stepMillis);
-    chunk.bindText(10, c.quarantined.empty() ? std::string() : Json(c.quarantined).dump());
+    chunk.bindText(10, indexListText(c.quarantined));
     chunk.run();
 
     Statement series = db.prepare("INSERT OR REPLACE INTO chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)");
@@ -138,11 +138,7 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
         if (chunk->steps <= 0 || chunk->lastStep < chunk->firstStep)
             continue;  // damaged: a chunk of no steps
         chunk->stepMillis = c.isNull(7) ? 0.0 : c.real(7);
-        const Json q = c.text(8).empty() ? Json() : Json::parse(c.text(8), nullptr, false);
-        if (q.is_array())
-            for (const Json &v : q)
-                if (v.is_number_integer())
-                    chunk->quarantined.push_back(v.get<std::int64_t>());
+        chunk->quarantined = indexListFrom(c.text(8));
         if (!c.isNull(9))
             chunk->firstOrigin = readOrigin(c, 10, int(c.integer(9)), layers);
         out.push_back(std::move(chunk));

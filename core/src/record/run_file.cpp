@@ -22,19 +22,6 @@ std::int64_t sizeOf(const std::string &path)
     return ::stat(path.c_str(), &st) == 0 ? std::int64_t(st.st_size) : 0;
 }
 
-std::vector<std::int64_t> indexList(const std::string &text)
-{
-    if (text.empty())
-        return {};
-    const record::Json j = record::Json::parse(text, nullptr, false);
-    std::vector<std::int64_t> out;
-    if (j.is_array())
-        for (const auto &v : j)
-            if (v.is_number_integer())
-                out.push_back(v.get<std::int64_t>());
-    return out;
-}
-
 record::Json parsed(const std::string &text)
 {
     return text.empty() ? record::Json() : record::Json::parse(text, nullptr, false);
@@ -195,10 +182,10 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
         r->lossHealth = record::readHealthValues(s, 23);
         if (r->lossHealth.present)
             record::readCounts(s, 27, r->lossHealth);
-        r->badSamples = indexList(s.text(30));
-        r->quarantined = indexList(s.text(31));
+        r->badSamples = record::indexListFrom(s.text(30));
+        r->quarantined = record::indexListFrom(s.text(31));
         r->zeroedGradients = s.integer(32) != 0;
-        for (std::int64_t id : indexList(s.text(33)))
+        for (std::int64_t id : record::indexListFrom(s.text(33)))
             r->overflowLayers.push_back(int(id));
         byStep[r->step] = r.get();
         out.push_back(std::move(r));

@@ -35,6 +35,21 @@ Phase phaseFrom(const std::string &name)
     return Phase::None;
 }
 
+std::string indexListText(const std::vector<std::int64_t> &v) { return v.empty() ? "" : Json(v).dump(); }
+
+std::vector<std::int64_t> indexListFrom(const std::string &text)
+{
+    if (text.empty())
+        return {};
+    const Json j = Json::parse(text, nullptr, false);
+    std::vector<std::int64_t> out;
+    if (j.is_array())
+        for (const auto &v : j)
+            if (v.is_number_integer())
+                out.push_back(v.get<std::int64_t>());
+    return out;
+}
+
 Json numberJson(double v)
 {
     if (std::isnan(v))

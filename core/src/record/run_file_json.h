@@ -12,6 +12,11 @@ namespace nanscope::record {
 
 using Json = nlohmann::ordered_json;
 
+// A list of sample or layer indices as a text column: a JSON array, "" (NULL) when empty.
+std::string indexListText(const std::vector<std::int64_t> &v);
+// The inverse; whatever is not a JSON array of integers reads as none.
+std::vector<std::int64_t> indexListFrom(const std::string &text);
+
 Json numberJson(double v);
 double numberFrom(const Json &j);  // the inverse; a missing or unreadable value reads as NaN
 

@@ -34,8 +34,6 @@ std::string libtorchVersion()
            std::to_string(TORCH_VERSION_PATCH);
 }
 
-std::string indexList(const std::vector<std::int64_t> &v) { return v.empty() ? "" : Json(v).dump(); }
-
 }  // namespace
 
 RunWriter::RunWriter(Database &db) : db_(db) {}
@@ -113,7 +111,9 @@ void RunWriter::step(const StepRecord &r)
     bindCounts(s, 21, r.inputHealth);
     bindHealthValues(s, 24, r.lossHealth);
     bindCounts(s, 28, r.lossHealth);
-    s.bindText(31, indexList(r.badSamples)).bindText(32, indexList(r.quarantined)).bind(33, int(r.zeroedGradients));
+    s.bindText(31, indexListText(r.badSamples))
+        .bindText(32, indexListText(r.quarantined))
+        .bind(33, int(r.zeroedGradients));
     s.bindText(34, r.overflowLayers.empty() ? std::string() : Json(r.overflowLayers).dump());
     s.run();
 
