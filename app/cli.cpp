@@ -200,8 +200,10 @@ const char *usage(const std::string &command)
                "                    [--weight-decay X] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
-               "                    [--input-dtype float32|int64] [--vocab V]\n"
-               "                    [--loss cross-entropy|mse] [--save OUT.pt] [any option above]\n"
+               "                    [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
+               "                    [--loss cross-entropy|mse|model] [--save OUT.pt] [any option above]\n"
+               "  a forward with several inputs takes one --input-shape each (8x32:int64, 8x32:bool)\n"
+               "  or one --inputs file each, or one file holding a tuple, list or dict of them\n"
                "  trains, prints progress and a report: the first non-finite step and its origin\n"
                "  (phase, layer, op); --json: one JSON object per step, event and summary;\n"
                "  --record: also into a run file that `report`, `export` and the window open\n";
@@ -214,7 +216,8 @@ const char *usage(const std::string &command)
                "  one CSV row a step; --layers: one row a step, layer and kind of health\n";
     if (command == "inspect")
         return "usage: nanscope inspect FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
-               "                        [--loss cross-entropy|mse] [--seed S] [--device cpu|cuda] [--json]\n"
+               "                        [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
+               "                        [--loss cross-entropy|mse|model] [--seed S] [--device cpu|cuda] [--json]\n"
                "  one forward and backward pass: each module's health and the first producer of a\n"
                "  non-finite value\n";
     return "usage: nanscope bench [--rounds N] [--only mlp|cnn|deep] [--json]\n"

@@ -114,13 +114,30 @@ void printJson(const InspectReport &r, std::ostream &out)
 void addModelOptions(Arguments &args, RunConfig &config)
 {
     args.option("--model", [&config](const auto &, const auto &v) { config.modelPath = v; })
-        .option("--input-shape",
-                [&config](const auto &flag, const auto &v) {
-                    const auto shape = parseInputShape(v);
-                    if (!shape)
-                        throw std::invalid_argument(flag + " expects positive sizes like 8x3x64x64, got '" + v + "'");
-                    config.inputShape = *shape;
-                })
+        .repeatable("--input-shape",
+                    [&config](const auto &flag, const auto &v) {
+                        // One per input of forward, in its order: "8x32:int64", "8x32:bool".
+                        const auto colon = v.find(':');
+                        const std::string dtype = colon == std::string::npos ? "float32" : v.substr(colon + 1);
+                        const auto shape = parseInputShape(v.substr(0, colon));
+                        if (!shape)
+                            throw std::invalid_argument(flag + " expects positive sizes like 8x3x64x64, got '" + v +
+                                                        "'");
+                        if (!isKnownInputDtype(dtype))
+                            throw std::invalid_argument(
+                                flag + ": the dtype after ':' is float32, int64 or bool, got '" + dtype + "'");
+                        if (config.inputShape.empty()) {
+                            if (dtype == "bool")
+                                throw std::invalid_argument(flag + ": the first input is the data, float32 or int64");
+                            config.inputShape = *shape;
+                            config.tokenIds = config.tokenIds || dtype == "int64";
+                            return;
+                        }
+                        SideInput side;
+                        side.shape = *shape;
+                        side.dtype = dtype;
+                        config.sideInputs.push_back(side);
+                    })
         .option("--input-dtype",
                 [&config](const auto &flag, const auto &v) {
                     if (v != "float32" && v != "int64")
@@ -132,11 +149,28 @@ void addModelOptions(Arguments &args, RunConfig &config)
                     config.vocab = parseInt(flag, v, 1);
                     config.tokenIds = true;
                 })
-        .option("--inputs", [&config](const auto &, const auto &v) { config.inputsPath = v; })
+        .repeatable("--inputs",
+                    [&config](const auto &, const auto &v) {
+                        // One file per input of forward, in its order, or one holding them all.
+                        if (config.inputsPath.empty()) {
+                            config.inputsPath = v;
+                            return;
+                        }
+                        for (SideInput &side : config.sideInputs)
+                            if (side.path.empty()) {
+                                side.path = v;
+                                return;
+                            }
+                        SideInput side;
+                        side.path = v;
+                        config.sideInputs.push_back(side);
+                    })
         .option("--targets", [&config](const auto &, const auto &v) { config.targetsPath = v; })
+        .option("--output", [&config](const auto &, const auto &v) { config.output = v; })
         .option("--loss", [&config](const auto &flag, const auto &v) {
             if (!isKnownLoss(v))
-                throw std::invalid_argument(flag + " is cross-entropy or mse, got '" + v + "'");
+                throw std::invalid_argument(
+                    flag + " is cross-entropy, mse or model (the model returns its loss), got '" + v + "'");
             config.loss = v;
         });
 }

@@ -192,7 +192,8 @@ void TestModelCli::wrongShapeSaysWhatWasExpected()
              qPrintable(none.err));
     const Output pair = run({"inspect", model("two-inputs"), "--input-shape", "8x4"});
     QCOMPARE(pair.code, 1);
-    QVERIFY2(pair.err.contains("forward takes 2 arguments; NaNScope feeds it one input tensor"), qPrintable(pair.err));
+    QVERIFY2(pair.err.contains("forward(x, y) takes 2 inputs, given 1: give one --input-shape per input"),
+             qPrintable(pair.err));
     const Output bad = run({"inspect", model("nested"), "--input-shape", "8xx4"});
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("--input-shape"));
@@ -259,7 +260,7 @@ void TestModelCli::tokenIds()
     // Ids for a model without an Embedding need a vocabulary.
     o = run({"run", "--model", model("nested"), "--input-shape", "4x4", "--input-dtype", "int64", "--steps", "1"});
     QCOMPARE(o.code, 1);
-    QVERIFY2(o.err.contains("synthetic token ids need a vocabulary size"), qPrintable(o.err));
+    QVERIFY2(o.err.contains("synthetic ids for input 'x' need a vocabulary size"), qPrintable(o.err));
 }
 
 void TestModelCli::runTrainsAndSaves()

@@ -3,7 +3,9 @@
 // must equal Python's, origins with the user's Python file and line in scripted and traced
 // graphs, and a trained model that Python loads back. Skipped, with the reason, without
 // python3-torch (`make test` installs it).
+#include "model/model_inputs.h"
 #include "model/model_setup.h"
+#include "nanscope/input_shape.h"
 #include "nanscope/inspect.h"
 #include "probed_pass.h"
 #include "run_collector.h"
@@ -45,6 +47,14 @@ int layerId(const TorchScriptModel &m, const std::string &path)
     return -1;
 }
 
+const LayerHealth &healthOf(const InspectReport &r, const std::string &path)
+{
+    for (const Layer &l : r.layers)
+        if (l.path == path)
+            return r.record.layers[l.id];
+    throw std::runtime_error("no layer " + path);
+}
+
 }  // namespace
 
 class TestPythonModels : public QObject {
@@ -56,9 +66,19 @@ private Q_SLOTS:
     void originNamesPythonLine_data();
     void originNamesPythonLine();
     void trainedTracedModelLoadsInPython();
+    void tupleOutputsAreObserved_data();
+    void tupleOutputsAreObserved();
+    void languageModelTrainsOnTokenFile();
+    void dictOutputTrainsTheNamedHead_data();
+    void dictOutputTrainsTheNamedHead();
+    void twoInputs_data();
+    void twoInputs();
+    void modelReturnsItsOwnLoss();
 
 private:
     std::string fixture(const char *name) const { return dir_.filePath(name).toStdString(); }
+    std::string fixture(const QString &name) const { return dir_.filePath(name).toStdString(); }
+    std::vector<std::int64_t> numbersIn(const char *name) const;
     QString python_;
     QTemporaryDir dir_;
 };
@@ -166,6 +186,157 @@ void TestPythonModels::trainedTracedModelLoadsInPython()
     const QByteArray out = p.readAll().trimmed();
     // stem 3*8*9+8 + 2*8, two blocks of 2 * (8*8*9 + 2*8), fc 8*10+10
     QCOMPARE(out, QByteArray("ok 2698 finite"));
+}
+
+std::vector<std::int64_t> TestPythonModels::numbersIn(const char *name) const
+{
+    QFile f(dir_.filePath(name));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    std::vector<std::int64_t> out;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (!line.trimmed().isEmpty())
+            out.push_back(line.trimmed().toLongLong());
+    return out;
+}
+
+void TestPythonModels::tupleOutputsAreObserved_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<bool>("tokens");
+    QTest::addColumn<QString>("layer");
+    QTest::addColumn<QString>("shapesFile");  // numel of each tensor the module returns, the first trained on
+    QTest::addRow("LSTM: (output, (h, c))") << "lstm_lm.pt" << "8x12" << true << "lstm" << "lstm_lm.shapes";
+    QTest::addRow("MultiheadAttention: (output, weights)") << "mha.pt" << "8x5x8" << false << "mha" << "mha.shapes";
+}
+
+void TestPythonModels::tupleOutputsAreObserved()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, shape);
+    QFETCH(bool, tokens);
+    QFETCH(QString, layer);
+    QFETCH(QString, shapesFile);
+    const std::vector<std::int64_t> numels = numbersIn(shapesFile.toUtf8().constData());
+    QVERIFY(numels.size() >= 2);
+    RunConfig config;
+    config.modelPath = fixture(file);
+    config.inputShape = *parseInputShape(shape.toStdString());
+    config.tokenIds = tokens;
+    const InspectReport r = inspectModel(config);
+    const LayerHealth &h = healthOf(r, layer.toStdString());
+    QVERIFY(h.forward.present && h.grad.present);
+    std::int64_t all = 0;
+    for (std::int64_t n : numels)
+        all += n;
+    QCOMPARE(h.forward.numel, all);
+    // Only the first output is used downstream: the others get no gradient.
+    QCOMPARE(h.grad.numel, numels[0]);
+    QVERIFY(!h.forward.hasNonFinite() && !h.grad.hasNonFinite());
+}
+
+void TestPythonModels::languageModelTrainsOnTokenFile()
+{
+    RunConfig config;
+    config.modelPath = fixture("lstm_lm.pt");
+    config.inputsPath = fixture("lstm_tokens.pt");
+    config.inputShape = {8};  // the batch
+    config.steps = 12;
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 12);
+    for (const StepRecordPtr &r : run->records) {
+        QVERIFY(std::isfinite(r->loss));
+        QVERIFY(r->layers[2].grad.present);  // lstm, after the root and embed
+    }
+    // Next-token targets over 50 random ids: the loss of an untrained model is near log(50) = 3.9.
+    for (const StepRecordPtr &r : run->records)
+        QVERIFY2(std::abs(r->loss - std::log(50.0)) < 0.3, qPrintable(QString::number(r->loss)));
+}
+
+void TestPythonModels::dictOutputTrainsTheNamedHead_data()
+{
+    QTest::addColumn<QString>("output");
+    QTest::addColumn<QString>("trained");
+    QTest::addColumn<QString>("untrained");
+    QTest::addRow("first (logits)") << "" << "fc" << "aux";
+    QTest::addRow("--output aux") << "aux" << "aux" << "fc";
+}
+
+void TestPythonModels::dictOutputTrainsTheNamedHead()
+{
+    QFETCH(QString, output);
+    QFETCH(QString, trained);
+    QFETCH(QString, untrained);
+    RunConfig config;
+    config.modelPath = fixture("dict_output.pt");
+    config.inputShape = {8, 4};
+    config.output = output.toStdString();
+    const InspectReport r = inspectModel(config);
+    QCOMPARE(healthOf(r, "").forward.numel, std::int64_t(8 * 3 + 8 * 2));  // the root returns both heads
+    QVERIFY(healthOf(r, trained.toStdString()).grad.present);
+    QVERIFY(!healthOf(r, untrained.toStdString()).grad.present);
+    QVERIFY(std::isfinite(r.record.loss));
+}
+
+void TestPythonModels::twoInputs_data()
+{
+    QTest::addColumn<QStringList>("shapes");
+    QTest::addColumn<QStringList>("files");
+    QTest::addRow("two shapes") << QStringList{"8x4", "8x4"} << QStringList{};
+    QTest::addRow("a file holding a tuple") << QStringList{} << QStringList{"two_inputs.both.pt"};
+    QTest::addRow("a file per input") << QStringList{} << QStringList{"two_inputs.x.pt", "two_inputs.mask.pt"};
+}
+
+void TestPythonModels::twoInputs()
+{
+    QFETCH(QStringList, shapes);
+    QFETCH(QStringList, files);
+    RunConfig config;
+    config.modelPath = fixture("two_inputs.pt");
+    config.steps = 3;
+    for (int i = 0; i < shapes.size(); ++i) {
+        const auto shape = *parseInputShape(shapes[i].toStdString());
+        if (i == 0)
+            config.inputShape = shape;
+        else
+            config.sideInputs.push_back(SideInput{shape, "float32", ""});
+    }
+    for (int i = 0; i < files.size(); ++i) {
+        if (i == 0)
+            config.inputsPath = fixture(files[i]);
+        else
+            config.sideInputs.push_back(SideInput{{}, "float32", fixture(files[i])});
+    }
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 3);
+    // fc reads x * mask: [batch, 4] in, [batch, 3] out; the file's batch is 32 samples (4 per mask row).
+    const std::int64_t batch = files.isEmpty() ? 8 : 32;
+    QCOMPARE(run->records.front()->layers[1].forward.numel, batch * 3);
+    if (files.size() == 1) {  // the same data as two files: the same losses
+        RunConfig two = config;
+        two.inputsPath = fixture("two_inputs.x.pt");
+        two.sideInputs = {SideInput{{}, "float32", fixture("two_inputs.mask.pt")}};
+        const auto other = runToEnd(two);
+        QCOMPARE(other->records.back()->loss, run->records.back()->loss);
+    }
+}
+
+void TestPythonModels::modelReturnsItsOwnLoss()
+{
+    RunConfig config;
+    config.modelPath = fixture("model_loss.pt");
+    config.inputShape = {8, 4};
+    config.loss = "model";
+    config.steps = 20;
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    // The model's loss is the mean square of fc's output: training drives it down.
+    QVERIFY(run->records.back()->loss < 0.8 * run->records.front()->loss);
+    config.loss = "cross-entropy";
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, inspectModel(config));
 }
 
 QTEST_GUILESS_MAIN(TestPythonModels)

@@ -187,7 +187,7 @@ void TestSession::badConfigurationIsRefusedWithAMessage()
     config.modelPath = "model.pt";
     config.loss = "hinge";
     QVERIFY(!session.start(config, &error));
-    QCOMPARE(QString::fromStdString(error), QStringLiteral("the loss is cross-entropy or mse, got 'hinge'"));
+    QCOMPARE(QString::fromStdString(error), QStringLiteral("the loss is cross-entropy, mse or model, got 'hinge'"));
     // Optimizer settings out of range are refused at once; a momentum for Adam when its run builds.
     config.modelPath.clear();
     config.loss = "cross-entropy";

@@ -11,6 +11,21 @@
 
 namespace nanscope {
 
+// A further input of a model's forward after its data (forward(x, mask), forward(tokens, lengths)):
+// synthetic, of a shape (the batch first) and a dtype, or read from a tensor file.
+struct SideInput {
+    std::vector<std::int64_t> shape;
+    // float32: N(0, 1); int64: ids in [0, vocab) as for token ids; bool: all false (nothing masked,
+    // in PyTorch's convention where true marks what to leave out).
+    std::string dtype = "float32";
+    std::string path;  // a tensor file: one row per sample, as the data's
+
+    bool operator==(const SideInput &o) const { return shape == o.shape && dtype == o.dtype && path == o.path; }
+};
+
+// "float32", "int64", "bool": the dtypes a synthetic input can have.
+bool isKnownInputDtype(const std::string &dtype);
+
 struct RunConfig {
     std::string scenario = "large-lr-mse";
     int steps = 0;  // 0: the default of the scenario or model file (defaultSteps())
@@ -40,7 +55,13 @@ struct RunConfig {
     // Optional. When empty: for token ids in and [batch, seq, vocab] out, each position's next token
     // (the last ignored); otherwise random, of the output's shape.
     std::string targetsPath;
-    std::string loss = "cross-entropy";  // or "mse"
+    // The forward's further inputs, in its order after the data. A data file holding a tuple, list
+    // or dict of tensors (by argument name) fills these too.
+    std::vector<SideInput> sideInputs;
+    // Which output the loss is taken on, when forward returns a tuple, list or dict: a position or
+    // a key; empty: the first tensor (depth first).
+    std::string output;
+    std::string loss = "cross-entropy";  // or "mse", or "model": the output is the model's own loss
     std::string savePath;                // where the trained model is written at the end of the run
 
     bool usesModelFile() const { return !modelPath.empty(); }
@@ -56,7 +77,8 @@ int defaultSteps(const RunConfig &config);
 Controls initialControls(const RunConfig &config);
 int stepsToRun(const RunConfig &config);
 
-// The losses a model file can be trained with: "cross-entropy" and "mse".
+// The losses a model file can be trained with: "cross-entropy", "mse" and "model" (a scalar the
+// model computes itself).
 bool isKnownLoss(const std::string &name);
 
 // Empty when `config` can start a run, else a one-line reason (unknown scenario or device,

@@ -23,6 +23,14 @@ public:
     virtual std::vector<at::Tensor> buffers() const = 0;
     // `probe` may be null: the model then runs exactly as without NaNScope.
     virtual at::Tensor forward(const at::Tensor &x, Probe *probe) = 0;
+    // A model whose forward takes more than its data tensor (forward(x, mask)): the further
+    // inputs of this batch, in the forward's order after x.
+    virtual at::Tensor forward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs, Probe *probe)
+    {
+        if (!sideInputs.empty())
+            throw std::invalid_argument("this model takes one input");
+        return forward(x, probe);
+    }
     virtual void setTraining(bool on) = 0;
     virtual void toDevice(const std::string &device) = 0;
     // fp16 emulated on the CPU: round every observed layer output through half, so values past

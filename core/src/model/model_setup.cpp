@@ -1,25 +1,19 @@
 #include "model/model_setup.h"
 #include "nanscope/inspect.h"
 
+#include "model/model_inputs.h"
+#include "model/model_output.h"
 #include "model/torchscript_loader.h"
 #include "model/torchscript_model.h"
 
-#include <torch/csrc/jit/serialization/pickle.h>
-#include <torch/serialize.h>
 #include <torch/torch.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <optional>
 #include <sstream>
 
 namespace nanscope {
 
 namespace {
-
-constexpr int kSyntheticBatches = 4;
 
 // The sentence of a TorchScript interpreter error ("RuntimeError: mat1 and mat2 shapes ..."),
 // without the TorchScript traceback around it.
@@ -35,43 +29,32 @@ std::string causeOf(const std::string &error)
     return cause.empty() ? firstLine(error) : cause;
 }
 
-// The first module (in named_modules() order) with a matrix or convolution weight: what it takes
-// is what the model takes, for the usual models whose first layer reads the input.
-struct FirstLayer {
-    std::string path, type;
-    at::Tensor weight;
-};
-
-std::optional<FirstLayer> firstWeightedLayer(const torch::jit::Module &module)
+// Token ids [batch, seq] in and scores over the vocabulary out: the model learns the next token.
+// [batch, seq, vocab]: each position's next token, the last position has none and is ignored
+// (cross-entropy's ignore_index, -100). [batch, vocab]: the model reads all but the last token of
+// each sequence and learns that one. Scores over another set of classes (a text classifier)
+// get no such targets.
+bool learnsNextToken(const at::Tensor &x, const at::Tensor &out, std::int64_t vocab)
 {
-    for (const auto &m : module.named_modules())
-        for (const auto &p : m.value.named_parameters(/*recurse=*/false))
-            if (p.name == "weight" && p.value.dim() >= 2) {
-                const auto type = m.value.type()->name();
-                return FirstLayer{m.name, type ? type->name() : std::string(), p.value};
-            }
-    return std::nullopt;
+    if (at::isFloatingType(x.scalar_type()) || x.scalar_type() == at::kBool || x.dim() != 2 || x.size(1) < 2)
+        return false;
+    const std::int64_t classes = out.size(-1);
+    if (vocab > 0 ? classes != vocab : x.max().item<std::int64_t>() >= classes)
+        return false;
+    return (out.dim() == 3 && out.size(1) == x.size(1)) || out.dim() == 2;
 }
 
-bool isEmbedding(const FirstLayer &layer) { return layer.type.find("Embedding") != std::string::npos; }
-
-// The vocabulary of a model that starts with an nn.Embedding: its num_embeddings.
-std::int64_t embeddingVocab(const torch::jit::Module &module)
+void setNextTokenTargets(Dataset &data, const at::Tensor &out)
 {
-    const auto first = firstWeightedLayer(module);
-    return first && isEmbedding(*first) ? first->weight.size(0) : 0;
-}
-
-// Token ids in, [batch, seq, vocab] out: each position learns the next token; the last
-// position has none and is ignored (cross-entropy's ignore_index, -100).
-std::optional<at::Tensor> nextTokenTargets(const at::Tensor &x, const at::Tensor &out)
-{
-    if (at::isFloatingType(x.scalar_type()) || x.dim() != 2 || out.dim() != 3 || out.size(1) != x.size(1))
-        return std::nullopt;
-    at::Tensor y = torch::full(x.sizes(), -100, torch::kLong);
-    if (x.size(1) > 1)
-        y.narrow(1, 0, x.size(1) - 1).copy_(x.narrow(1, 1, x.size(1) - 1));
-    return y;
+    const at::Tensor x = data.x;
+    const std::int64_t seq = x.size(1);
+    if (out.dim() == 2) {
+        data.x = x.narrow(1, 0, seq - 1).contiguous();
+        data.y = x.select(1, seq - 1).contiguous();
+        return;
+    }
+    data.y = torch::full(x.sizes(), -100, torch::kLong);
+    data.y.narrow(1, 0, seq - 1).copy_(x.narrow(1, 1, seq - 1));
 }
 
 // What the first weighted layer says about the input it takes.
@@ -80,7 +63,7 @@ std::string expectedInput(TorchScriptModel &model)
     const auto first = firstWeightedLayer(model.module());
     if (!first)
         return {};
-    if (isEmbedding(*first))
+    if (first->isEmbedding())
         return "it starts with the embedding '" + first->path + "', which takes integer token ids below " +
                std::to_string(first->weight.size(0));
     const at::Tensor &w = first->weight;
@@ -138,7 +121,7 @@ InputGuess guessInputShape(const std::string &modelPath)
     }
     const at::Tensor &w = first->weight;
     const std::string layer = "'" + first->path + "' (" + first->type + ")";
-    if (isEmbedding(*first)) {
+    if (first->isEmbedding()) {
         g.shape = {8, 32};
         g.tokenIds = true;
         g.vocab = w.size(0);
@@ -172,46 +155,19 @@ std::string shapeText(at::IntArrayRef shape)
 LossKind parseLoss(const std::string &name)
 {
     if (!isKnownLoss(name))
-        throw std::invalid_argument("the loss is cross-entropy or mse, got '" + name + "'");
-    return name == "mse" ? LossKind::Mse : LossKind::CrossEntropy;
+        throw std::invalid_argument("the loss is cross-entropy, mse or model, got '" + name + "'");
+    return name == "mse" ? LossKind::Mse : name == "model" ? LossKind::ModelOwn : LossKind::CrossEntropy;
 }
 
-at::Tensor loadTensorFile(const std::string &path, const std::string &what)
-{
-    const std::string file = what + " file '" + path + "'";
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-        throw std::invalid_argument("cannot read the " + file + ": no such file");
-    std::ifstream in(path, std::ios::binary);
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (bytes.empty())
-        throw std::invalid_argument("cannot read the " + file + ": the file is empty");
-    std::string error;
-    try {  // Python's torch.save (and C++ torch::pickle_save)
-        const c10::IValue v = torch::jit::pickle_load(bytes);
-        if (v.isTensor())
-            return v.toTensor();
-        error = std::string("it holds a ") + v.tagKind() + ", not a tensor";
-    } catch (const std::exception &e) {
-        error = firstLine(e.what());
-    }
-    try {  // C++ torch::save
-        at::Tensor t;
-        torch::load(t, path);
-        return t;
-    } catch (const std::exception &) {
-    }
-    throw std::invalid_argument("cannot read a tensor from the " + file + " (" + error + ")");
-}
-
-at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x)
+at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x, const std::vector<at::Tensor> &side,
+                          const std::string &selector)
 {
     at::NoGradGuard noGrad;
     model.setTraining(false);
+    c10::IValue raw;
     try {
-        at::Tensor out = model.forward(x, nullptr);
+        raw = model.rawForward(x, side);
         model.setTraining(true);
-        return out;
     } catch (const std::exception &e) {
         model.setTraining(true);
         const std::string expected = expectedInput(model);
@@ -219,6 +175,7 @@ at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x)
                                     (expected.empty() ? std::string() : " (" + expected + ")") + ": " +
                                     causeOf(e.what()));
     }
+    return selectOutput(raw, selector);
 }
 
 ScenarioSetup buildModelSetup(const RunConfig &config)
@@ -235,50 +192,45 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
     auto model = std::make_unique<TorchScriptModel>(std::move(module));
     s.loadMillis = std::chrono::duration<double, std::milli>(t1 - t0).count();
     s.instrumentMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-    if (!config.inputsPath.empty()) {
-        s.data.x = loadTensorFile(config.inputsPath, "inputs");
-        if (at::isFloatingType(s.data.x.scalar_type()) || s.data.x.scalar_type() == at::kBool)
-            s.data.x = s.data.x.to(at::kFloat);  // integers are token ids: kept as they are
-        if (s.data.x.dim() == 0 || s.data.x.size(0) == 0)
-            throw std::invalid_argument("the inputs file '" + config.inputsPath + "' holds no samples");
-        s.batchSize =
-            int(std::min<std::int64_t>(s.data.x.size(0), config.inputShape.empty() ? 32 : config.inputShape[0]));
-    } else if (!config.inputShape.empty()) {
-        for (std::int64_t d : config.inputShape)
-            if (d <= 0)
-                throw std::invalid_argument("every dimension of the input shape must be positive");
-        std::vector<std::int64_t> shape = config.inputShape;
-        s.batchSize = int(shape[0]);
-        shape[0] *= kSyntheticBatches;
-        if (config.tokenIds) {
-            const std::int64_t vocab = config.vocab > 0 ? config.vocab : embeddingVocab(model->module());
-            if (vocab <= 0)
-                throw std::invalid_argument("synthetic token ids need a vocabulary size: the model has no nn.Embedding "
-                                            "to read it from; give it (--vocab V)");
-            s.data.x = torch::randint(vocab, shape, torch::kLong);
-        } else {
-            s.data.x = torch::randn(shape);
-        }
-    } else {
+    model->setOutputSelector(config.output);
+    if (config.inputsPath.empty() && config.inputShape.empty()) {
         const InputGuess g = guessInputShape(config.modelPath);
         throw std::invalid_argument(
             "a model needs an input shape (such as 8x3x64x64) or a file of inputs" +
             (g.shape.empty() ? std::string() : "; try the shape " + shapeText(g.shape) + " (" + g.note + ")"));
     }
-    if (config.batchSize > 0)
-        s.batchSize = config.batchSize;
+    ModelInputs inputs = buildModelInputs(config, *model);
+    s.data.x = inputs.x;
+    s.data.side = inputs.side;
+    s.batchSize = config.batchSize > 0 ? config.batchSize : inputs.batchSize;
     const std::int64_t samples = s.data.x.size(0);
-    const at::Tensor out = outputForInput(*model, s.data.x.narrow(0, 0, std::min<std::int64_t>(samples, s.batchSize)));
-    if (s.loss == LossKind::CrossEntropy && out.dim() < 2)
+    const std::int64_t first = std::min<std::int64_t>(samples, s.batchSize);
+    std::vector<at::Tensor> firstSide;
+    for (const at::Tensor &t : s.data.side)
+        firstSide.push_back(t.narrow(0, 0, first));
+    const at::Tensor out = outputForInput(*model, s.data.x.narrow(0, 0, first), firstSide, config.output);
+    const std::int64_t vocab = config.vocab > 0 ? config.vocab : embeddingVocab(model->module());
+    if (s.loss == LossKind::ModelOwn) {
+        if (out.numel() != 1 || !at::isFloatingType(out.scalar_type()))
+            throw std::invalid_argument(
+                "the loss 'model' trains on a scalar the model computes itself; its output is " +
+                shapeText(out.sizes()) +
+                " (name another with --output, or use cross-entropy "
+                "or mse)");
+        s.data.y = torch::zeros({samples});  // unused: the model's output is the loss
+    } else if (out.dim() == 0) {
+        throw std::invalid_argument("the model returns a scalar: if it is the model's own loss, train it with the "
+                                    "loss 'model' (--loss model)");
+    } else if (s.loss == LossKind::CrossEntropy && out.dim() < 2) {
         throw std::invalid_argument("the model's output has shape " + shapeText(out.sizes()) +
                                     ": cross-entropy needs [batch, ..., classes]; use the mse loss");
-    if (!config.targetsPath.empty()) {
+    } else if (!config.targetsPath.empty()) {
         s.data.y = loadTensorFile(config.targetsPath, "targets");
         checkTargets(s.loss, out, s.data.y, samples);
         if (s.loss == LossKind::Mse)
             s.data.y = s.data.y.to(at::kFloat);
-    } else if (const auto next = s.loss == LossKind::CrossEntropy ? nextTokenTargets(s.data.x, out) : std::nullopt) {
-        s.data.y = *next;
+    } else if (s.loss == LossKind::CrossEntropy && learnsNextToken(s.data.x, out, vocab)) {
+        setNextTokenTargets(s.data, out);
     } else {
         s.data.y = syntheticTargets(s.loss, out, samples);
     }

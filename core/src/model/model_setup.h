@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <string>
+#include <vector>
 
 namespace nanscope {
 
@@ -16,13 +17,11 @@ class TorchScriptModel;
 // Throws ModelFileError for the file, std::invalid_argument for data, shapes and options.
 ScenarioSetup buildModelSetup(const RunConfig &config);
 
-// A tensor saved by Python's torch.save or C++ torch::save. `what` names it in messages.
-at::Tensor loadTensorFile(const std::string &path, const std::string &what);
-
-// Runs the model once on `x` without gradients, in eval mode, and returns the output; a model
-// that rejects `x` gives a message naming the shape it was given and, where the first weighted
-// layer tells, the shape it expects.
-at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x);
+// Runs the model once on `x` (and its further inputs) without gradients, in eval mode, and returns
+// the output `selector` picks (model_output.h); a model that rejects `x` gives a message naming
+// the shape it was given and, where the first weighted layer tells, the shape it expects.
+at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x, const std::vector<at::Tensor> &side = {},
+                          const std::string &selector = {});
 
 LossKind parseLoss(const std::string &name);
 

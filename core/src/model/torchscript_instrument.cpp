@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/passes/inliner.h>
 
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace nanscope {
@@ -85,14 +86,50 @@ private:
     std::unordered_map<const jit::InlinedCallStack *, std::string> cache_;
 };
 
-void assignPaths(jit::Block *block, const std::string &owner, PathResolver &resolver,
+// Where the root's own forward is written: a node without a call stack that lies here is root
+// code; one elsewhere lost its call stack in a pass (the if/raise checks of an LSTM) and belongs
+// to the module whose code surrounds it.
+struct RootSource {
+    std::vector<std::tuple<const void *, std::size_t, std::size_t>> spans;  // source, start, end
+
+    explicit RootSource(const jit::Graph &uninlined)
+    {
+        for (const jit::Node *n : uninlined.nodes()) {
+            const auto src = n->sourceRange().source();
+            if (src)
+                spans.emplace_back(src.get(), n->sourceRange().start(), n->sourceRange().end());
+        }
+    }
+    bool holds(const jit::Node *n) const
+    {
+        const auto src = n->sourceRange().source();
+        if (!src)
+            return true;
+        for (const auto &[source, start, end] : spans)
+            if (source == src.get() && n->sourceRange().start() >= start && n->sourceRange().end() <= end)
+                return true;
+        return false;
+    }
+};
+
+void assignPaths(jit::Block *block, const std::string &owner, PathResolver &resolver, const RootSource &root,
                  std::unordered_map<const jit::Node *, std::string> &paths)
 {
+    std::string previous = owner;  // the path of the last node here that had a call stack
     for (jit::Node *n : block->nodes()) {
-        const std::string p = resolver.pathOf(n, owner);
+        std::string p = owner;
+        if (n->callstack()) {
+            // A block's nodes belong to its owner's module or one inside it.
+            p = resolver.pathOf(n, owner);
+            if (!within(p, owner))
+                p = owner;
+            previous = p;
+        } else if (!root.holds(n)) {
+            p = previous;
+        }
         paths[n] = p;
         for (jit::Block *sub : n->blocks())
-            assignPaths(sub, p, resolver, paths);
+            assignPaths(sub, p, resolver, root, paths);
     }
 }
 
@@ -110,6 +147,24 @@ std::vector<std::string> enclosing(const std::string &path)
 }
 
 bool isTensor(const jit::Value *v) { return v->type()->kind() == c10::TypeKind::TensorType; }
+
+// A tuple, list, dict or optional with a tensor somewhere inside: an LSTM's (output, (h, c)),
+// MultiheadAttention's (output, weights?), a model's dict of heads.
+bool holdsTensors(const c10::TypePtr &t)
+{
+    switch (t->kind()) {
+    case c10::TypeKind::TensorType: return true;
+    case c10::TypeKind::TupleType:
+    case c10::TypeKind::ListType:
+    case c10::TypeKind::DictType:
+    case c10::TypeKind::OptionalType:
+        for (const c10::TypePtr &inner : t->containedTypes())
+            if (holdsTensors(inner))
+                return true;
+        return false;
+    default: return false;
+    }
+}
 
 class Instrumenter {
 public:
@@ -134,7 +189,7 @@ public:
             for (jit::Block *sub : n->blocks())
                 run(sub);
             for (jit::Value *v : n->outputs())
-                if (isTensor(v))
+                if (holdsTensors(v->type()))
                     instrument(v, g_.paths[n]);
         }
     }
@@ -218,7 +273,8 @@ private:
             return;
         std::vector<jit::Value *> stage(deepest + 1, v);
         jit::Node *after = v->node()->kind() == c10::prim::Param ? nullptr : v->node();
-        if (roundThroughHalf_ && after && !chain[0].empty()) {
+        const bool tensor = isTensor(v);
+        if (roundThroughHalf_ && tensor && after && !chain[0].empty()) {
             // Leaving its module, the value becomes what fp16 would hold; uses inside the module
             // keep the unrounded one.
             jit::Node *round = graph_.create(roundHalfSymbol(), {v}, 1);
@@ -234,7 +290,8 @@ private:
             const auto id = layerIds_.find(chain[i]);
             if (id == layerIds_.end() || !after)
                 continue;
-            jit::Node *obs = graph_.create(observeSymbol(), {stage[i], none_, layerConstant(id->second)}, 1);
+            jit::Node *obs = graph_.create(tensor ? observeSymbol() : observeValueSymbol(),
+                                           {stage[i], none_, layerConstant(id->second)}, 1);
             obs->output()->setType(v->type());
             obs->insertAfter(after);
             const auto in = inputs_.find(chain[i]);
@@ -281,9 +338,10 @@ InstrumentedGraph instrumentForward(const torch::jit::Module &root,
 {
     InstrumentedGraph g;
     g.graph = root.get_method("forward").graph()->copy();
+    const RootSource rootSource(*g.graph);
     jit::Inline(*g.graph);
     PathResolver resolver(root);
-    assignPaths(g.graph->block(), std::string(), resolver, g.paths);
+    assignPaths(g.graph->block(), std::string(), resolver, rootSource, g.paths);
     Instrumenter ins(g, layerIds, roundOutputsThroughHalf);
     ins.run(g.graph->block());
     g.graph->lint();

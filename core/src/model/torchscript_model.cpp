@@ -1,5 +1,6 @@
 #include "model/torchscript_model.h"
 
+#include "model/model_output.h"
 #include "probe/observe_op.h"
 
 #include <cctype>
@@ -9,14 +10,6 @@
 namespace nanscope {
 
 namespace {
-
-at::Tensor outputTensor(const c10::IValue &out)
-{
-    if (!out.isTensor())
-        throw std::runtime_error(std::string("the model's forward returns a ") + out.tagKind() +
-                                 "; NaNScope trains models whose forward returns one tensor");
-    return out.toTensor();
-}
 
 // The function shares the graph: the InstrumentedGraph's path table need not outlive this.
 std::unique_ptr<torch::jit::GraphFunction> runnable(const InstrumentedGraph &g, const char *name)
@@ -67,14 +60,16 @@ TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(module)
     const auto forward = module_.find_method("forward");
     if (!forward)
         throw std::invalid_argument("the model has no forward method");
-    // self and one input: the data NaNScope feeds is one tensor per batch.
+    // self, then the data and any further inputs (a mask, lengths): each batch feeds them all.
     const auto &args = forward->function().getSchema().arguments();
-    std::size_t required = 0;
-    for (const auto &a : args)
-        required += a.default_value() ? 0 : 1;
-    if (required > 2 || args.size() < 2)
-        throw std::invalid_argument("the model's forward takes " + std::to_string(args.size() - 1) +
-                                    " arguments; NaNScope feeds it one input tensor");
+    if (args.size() < 2)
+        throw std::invalid_argument("the model's forward takes no input; NaNScope feeds it at least one tensor");
+    requiredInputs_ = 0;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        inputNames_.push_back(args[i].name());
+        requiredInputs_ += args[i].default_value() ? 0 : 1;
+        defaults_.push_back(args[i].default_value().value_or(c10::IValue()));
+    }
     graph_ = instrumentForward(module_, ids);
     function_ = runnable(graph_, "nanscope.instrumented_forward");
     layerIds_ = std::move(ids);
@@ -116,14 +111,25 @@ std::vector<at::Tensor> TorchScriptModel::buffers() const
     return out;
 }
 
-at::Tensor TorchScriptModel::forward(const at::Tensor &x, Probe *probe)
+c10::IValue TorchScriptModel::rawForward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs)
+{
+    std::vector<c10::IValue> inputs{x};
+    inputs.insert(inputs.end(), sideInputs.begin(), sideInputs.end());
+    return module_.forward(inputs);
+}
+
+at::Tensor TorchScriptModel::forward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs, Probe *probe)
 {
     if (!probe && !halfEmulation_)
-        return outputTensor(module_.forward({x}));
+        return selectOutput(rawForward(x, sideInputs), outputSelector_);
     ObserveScope scope(probe);  // null: the observe ops only pass their tensor through
     torch::jit::Stack stack{module_._ivalue(), x};
+    stack.insert(stack.end(), sideInputs.begin(), sideInputs.end());
+    // The instrumented graph has no schema to fill in defaults: the forward's own are pushed.
+    for (std::size_t i = stack.size() - 1; i < defaults_.size(); ++i)
+        stack.push_back(defaults_[i]);
     (halfEmulation_ ? halfFunction_ : function_)->run(stack);
-    return outputTensor(stack.back());
+    return selectOutput(stack.back(), outputSelector_);
 }
 
 void TorchScriptModel::toDevice(const std::string &device)

@@ -24,7 +24,15 @@ public:
     std::vector<at::Tensor> layerParameters(int layer) const override { return ownParameters_[layer]; }
     std::vector<at::Tensor> parameters() const override;
     std::vector<at::Tensor> buffers() const override;
-    at::Tensor forward(const at::Tensor &x, Probe *probe) override;
+    at::Tensor forward(const at::Tensor &x, Probe *probe) override { return forward(x, {}, probe); }
+    at::Tensor forward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs, Probe *probe) override;
+    // The output trained on: "" the first tensor, else a position or a dict key (model_output.h).
+    void setOutputSelector(const std::string &selector) { outputSelector_ = selector; }
+    // The forward's arguments after self, and how many of them have no default.
+    const std::vector<std::string> &inputNames() const { return inputNames_; }
+    std::size_t requiredInputs() const { return requiredInputs_; }
+    // The whole output of an unprobed forward: what describeOutput() and selectOutput() read.
+    c10::IValue rawForward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs);
     void setTraining(bool on) override { module_.train(on); }
     void toDevice(const std::string &device) override;
     // fp16 emulated on the CPU: a second instrumented graph that rounds every module's output
@@ -48,6 +56,10 @@ private:
     std::unordered_map<std::string, int> layerIds_;
     std::unique_ptr<torch::jit::GraphFunction> halfFunction_;  // built on the first setHalfEmulation(true)
     bool halfEmulation_ = false;
+    std::string outputSelector_;
+    std::vector<std::string> inputNames_;
+    std::vector<c10::IValue> defaults_;  // per input: its default value, None where it has none
+    std::size_t requiredInputs_ = 1;
 };
 
 // "SqrtBackward0" -> "aten::sqrt", "NativeBatchNormBackward0" -> "aten::native_batch_norm".

@@ -24,6 +24,10 @@ private:
 
 c10::Symbol observeSymbol();
 
+// `nanscope::observe_value(Any(a) x, Tensor? input, int layer) -> Any(a)`: as observe, for a
+// module output that is a tuple, list or dict: every tensor it holds is observed.
+c10::Symbol observeValueSymbol();
+
 // `nanscope::round_half(Tensor x) -> Tensor`: x rounded through fp16 and back to its own dtype
 // (roundThroughHalf), differentiable through the two casts. A graph instrumented for fp16
 // emulation on the CPU calls it on each module's output.

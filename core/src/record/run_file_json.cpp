@@ -120,6 +120,35 @@ Controls controlsFrom(const Json &j)
     return c;
 }
 
+namespace {
+
+Json sideInputsJson(const std::vector<SideInput> &inputs)
+{
+    Json out = Json::array();
+    for (const SideInput &in : inputs)
+        out.push_back(Json{{"shape", in.shape}, {"dtype", in.dtype}, {"file", in.path}});
+    return out;
+}
+
+std::vector<SideInput> sideInputsFrom(const Json &j)
+{
+    std::vector<SideInput> out;
+    if (!j.is_array())
+        return out;
+    for (const Json &item : j) {
+        if (!item.is_object())
+            continue;
+        SideInput in;
+        in.shape = value<std::vector<std::int64_t>>(item, "shape", {});
+        in.dtype = value<std::string>(item, "dtype", "float32");
+        in.path = value<std::string>(item, "file", "");
+        out.push_back(in);
+    }
+    return out;
+}
+
+}  // namespace
+
 Json configJson(const RunConfig &c, const Controls &initial, int steps)
 {
     return Json{{"scenario", c.usesModelFile() ? Json() : Json(c.scenario)},
@@ -137,6 +166,8 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"input_dtype", c.tokenIds ? "int64" : "float32"},
                 {"vocab", c.vocab},
                 {"inputs", c.inputsPath},
+                {"side_inputs", sideInputsJson(c.sideInputs)},
+                {"output", c.output},
                 {"targets", c.targetsPath},
                 {"loss", c.loss},
                 {"save", c.savePath},
@@ -167,6 +198,8 @@ RunConfig configFrom(const Json &j)
     c.tokenIds = value<std::string>(j, "input_dtype", "float32") == "int64";
     c.vocab = value<std::int64_t>(j, "vocab", 0);
     c.inputsPath = value<std::string>(j, "inputs", "");
+    c.sideInputs = sideInputsFrom(j.contains("side_inputs") ? j["side_inputs"] : Json());
+    c.output = value<std::string>(j, "output", "");
     c.targetsPath = value<std::string>(j, "targets", "");
     c.loss = value<std::string>(j, "loss", c.loss);
     c.savePath = value<std::string>(j, "save", "");

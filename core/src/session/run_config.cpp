@@ -31,7 +31,9 @@ Controls initialControls(const RunConfig &config) { return config.controls.value
 
 int stepsToRun(const RunConfig &config) { return config.steps > 0 ? config.steps : defaultSteps(config); }
 
-bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || name == "mse"; }
+bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || name == "mse" || name == "model"; }
+
+bool isKnownInputDtype(const std::string &dtype) { return dtype == "float32" || dtype == "int64" || dtype == "bool"; }
 
 std::string invalidRunConfigReason(const RunConfig &config)
 {
@@ -43,7 +45,10 @@ std::string invalidRunConfigReason(const RunConfig &config)
     if (config.steps < 0)
         return "the number of steps must be positive";
     if (config.usesModelFile() && !isKnownLoss(config.loss))
-        return "the loss is cross-entropy or mse, got '" + config.loss + "'";
+        return "the loss is cross-entropy, mse or model, got '" + config.loss + "'";
+    for (const SideInput &in : config.sideInputs)
+        if (!isKnownInputDtype(in.dtype))
+            return "an input's dtype is float32, int64 or bool, got '" + in.dtype + "'";
     if (std::string reason = invalidOptimizerReason(config.optimizer); !reason.empty())
         return reason;
     return initialControls(config).lossScaling.invalidReason();

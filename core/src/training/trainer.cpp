@@ -198,6 +198,8 @@ Trainer::Batch Trainer::nextBatch()
     const at::Tensor idx = torch::tensor(b.indices, torch::kLong);
     b.x = data_.x.index_select(0, idx);
     b.y = data_.y.index_select(0, idx);
+    for (const at::Tensor &side : data_.side)
+        b.side.push_back(side.index_select(0, idx));
     return b;
 }
 
@@ -213,6 +215,9 @@ void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *recor
     const torch::Device device(config_.device);
     const at::Tensor x = b.x.to(device);
     const at::Tensor y = b.y.to(device);
+    std::vector<at::Tensor> side;
+    for (const at::Tensor &t : b.side)
+        side.push_back(t.to(device));
     optimizer_->zero_grad();
     if (probe) {
         probe->beginStep(*model_, record);
@@ -223,7 +228,7 @@ void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *recor
     at::Tensor loss;
     {
         AutocastScope autocast(controls_.precision, config_.device);  // forward and loss only
-        const at::Tensor out = model_->forward(x, probe);
+        const at::Tensor out = side.empty() ? model_->forward(x, probe) : model_->forward(x, side, probe);
         loss = computeLoss(loss_, out, y);
     }
     if (probe)
@@ -268,7 +273,10 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
                 keptIndices.push_back(b.indices[r]);
             }
         const at::Tensor k = torch::tensor(keep, torch::kLong);
-        b = {keptIndices, b.x.index_select(0, k), b.y.index_select(0, k)};
+        std::vector<at::Tensor> side;
+        for (const at::Tensor &t : b.side)
+            side.push_back(t.index_select(0, k));
+        b = {keptIndices, b.x.index_select(0, k), b.y.index_select(0, k), side};
         rec->quarantined = rec->badSamples;
         quarantined_.insert(rec->badSamples.begin(), rec->badSamples.end());
         rec->inputHealth = computeHealth(b.x);

@@ -63,6 +63,7 @@ private:
     struct Batch {
         std::vector<std::int64_t> indices;
         at::Tensor x, y;
+        std::vector<at::Tensor> side;  // the model's further inputs
     };
     Batch nextBatch();
     void seedStep();
