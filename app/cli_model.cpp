@@ -98,7 +98,8 @@ void printJson(const InspectReport &r, std::ostream &out)
     Json origin;  // null: everything was finite
     if (o.valid())
         origin = Json{{"phase", phaseName(o.phase)},    {"layer", o.layerPath},   {"op", textOrNull(o.op)},
-                      {"source", textOrNull(o.source)}, {"produced", o.produced}, {"explanation", o.explanation}};
+                      {"source", textOrNull(o.source)}, {"produced", o.produced}, {"chain", textOrNull(o.chain)},
+                      {"explanation", o.explanation}};
     out << jsonLine(Json{{"type", "inspect"},
                          {"loss", jsonNumber(r.record.loss)},
                          {"layers", layers},

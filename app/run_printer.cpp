@@ -51,8 +51,14 @@ int peakHeadroomLayer(const StepRecord &r, const std::vector<Layer> &layers)
 
 Json originJson(const Origin &o)
 {
-    return Json{{"step", o.step},         {"phase", phaseName(o.phase)}, {"layer", o.layerPath},
-                {"op", textOrNull(o.op)}, {"produced", o.produced},      {"explanation", o.explanation}};
+    return Json{{"step", o.step},
+                {"phase", phaseName(o.phase)},
+                {"layer", o.layerPath},
+                {"op", textOrNull(o.op)},
+                {"source", textOrNull(o.source)},
+                {"produced", o.produced},
+                {"chain", textOrNull(o.chain)},
+                {"explanation", o.explanation}};
 }
 
 std::string fmt(double v)

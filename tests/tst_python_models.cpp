@@ -74,6 +74,9 @@ private Q_SLOTS:
     void twoInputs_data();
     void twoInputs();
     void modelReturnsItsOwnLoss();
+    void originInTheModelsOwnCode_data();
+    void originInTheModelsOwnCode();
+    void causalMaskStaysClean();
 
 private:
     std::string fixture(const char *name) const { return dir_.filePath(name).toStdString(); }
@@ -207,8 +210,12 @@ void TestPythonModels::tupleOutputsAreObserved_data()
     QTest::addColumn<bool>("tokens");
     QTest::addColumn<QString>("layer");
     QTest::addColumn<QString>("shapesFile");  // numel of each tensor the module returns, the first trained on
-    QTest::addRow("LSTM: (output, (h, c))") << "lstm_lm.pt" << "8x12" << true << "lstm" << "lstm_lm.shapes";
-    QTest::addRow("MultiheadAttention: (output, weights)") << "mha.pt" << "8x5x8" << false << "mha" << "mha.shapes";
+    QTest::addRow("LSTM: (output, (h, c))") << "lstm_lm.pt"
+                                            << "8x12" << true << "lstm"
+                                            << "lstm_lm.shapes";
+    QTest::addRow("MultiheadAttention: (output, weights)") << "mha.pt"
+                                                           << "8x5x8" << false << "mha"
+                                                           << "mha.shapes";
 }
 
 void TestPythonModels::tupleOutputsAreObserved()
@@ -260,8 +267,12 @@ void TestPythonModels::dictOutputTrainsTheNamedHead_data()
     QTest::addColumn<QString>("output");
     QTest::addColumn<QString>("trained");
     QTest::addColumn<QString>("untrained");
-    QTest::addRow("first (logits)") << "" << "fc" << "aux";
-    QTest::addRow("--output aux") << "aux" << "aux" << "fc";
+    QTest::addRow("first (logits)") << ""
+                                    << "fc"
+                                    << "aux";
+    QTest::addRow("--output aux") << "aux"
+                                  << "aux"
+                                  << "fc";
 }
 
 void TestPythonModels::dictOutputTrainsTheNamedHead()
@@ -337,6 +348,95 @@ void TestPythonModels::modelReturnsItsOwnLoss()
     QVERIFY(run->records.back()->loss < 0.8 * run->records.front()->loss);
     config.loss = "cross-entropy";
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, inspectModel(config));
+}
+
+void TestPythonModels::originInTheModelsOwnCode_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<int>("phase");
+    QTest::addColumn<QString>("module");
+    QTest::addColumn<QString>("op");  // the start of it: in backward the autograd node
+    QTest::addColumn<QString>("lineFile");
+    QTest::addColumn<QString>("chainFrom");  // the line the chain starts from, or empty
+    // The softmax of a fully masked row makes NaN from the -Inf of masked_fill: the module whose
+    // forward holds the softmax is the origin, not the masking.
+    QTest::addRow("attention, all-masked row") << "masked_attention.pt"
+                                               << "8x5x8" << int(Phase::Forward) << "attn"
+                                               << "aten::softmax"
+                                               << "softmax"
+                                               << "masked_fill";
+    QTest::addRow("root's own op, forward") << "root_forward_nan.pt"
+                                            << "8x4" << int(Phase::Forward) << ""
+                                            << "aten::sqrt"
+                                            << "root_forward_nan.line"
+                                            << "";
+    QTest::addRow("root's own op, backward") << "root_backward_nan.pt"
+                                             << "8x4" << int(Phase::Backward) << ""
+                                             << "SqrtBackward0"
+                                             << "root_backward_nan.line"
+                                             << "";
+}
+
+void TestPythonModels::originInTheModelsOwnCode()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, shape);
+    QFETCH(int, phase);
+    QFETCH(QString, module);
+    QFETCH(QString, op);
+    QFETCH(QString, lineFile);
+    QFETCH(QString, chainFrom);
+    // "name<TAB>python_fixtures.py:N" lines, or one "python_fixtures.py:N".
+    auto lineOf = [this](const QString &key) {
+        QFile f(dir_.filePath(key.endsWith(".line") ? key : "masked_attention.lines"));
+        if (!f.open(QIODevice::ReadOnly))
+            return QString();
+        for (const QByteArray &line : f.readAll().split('\n')) {
+            const QList<QByteArray> cols = line.trimmed().split('\t');
+            if (cols.size() == 1 && key.endsWith(".line"))
+                return QString::fromUtf8(cols[0]);
+            if (cols.size() == 2 && cols[0] == key.toUtf8())
+                return QString::fromUtf8(cols[1]);
+        }
+        return QString();
+    };
+    const QString line = lineOf(lineFile);
+    QVERIFY2(line.startsWith("python_fixtures.py:"), qPrintable(line));
+    RunConfig config;
+    config.modelPath = fixture(file);
+    config.inputShape = *parseInputShape(shape.toStdString());
+    const InspectReport r = inspectModel(config);
+    const Origin &o = r.record.origin;
+    QCOMPARE(int(o.phase), phase);
+    QCOMPARE(QString::fromStdString(o.layerPath), module);
+    QCOMPARE(o.layer, module.isEmpty() ? 0 : o.layer);
+    QVERIFY2(QString::fromStdString(o.op).startsWith(op), o.op.c_str());
+    QVERIFY2(QString::fromStdString(o.source).endsWith("/" + line), o.source.c_str());
+    if (chainFrom.isEmpty())
+        return;
+    const QString chain = QString::fromStdString(o.chain);
+    const QString expected = "-Inf from aten::masked_fill at .*/" + QRegularExpression::escape(lineOf(chainFrom)) +
+                             " became NaN in aten::softmax at .*/" + QRegularExpression::escape(line);
+    QVERIFY2(QRegularExpression("^" + expected + "$").match(chain).hasMatch(), qPrintable(chain));
+    QVERIFY2(QString::fromStdString(o.explanation).contains(chain), o.explanation.c_str());
+}
+
+void TestPythonModels::causalMaskStaysClean()
+{
+    // The mask's -Inf never leaves the attention: 50 steps without a non-finite step.
+    RunConfig config;
+    config.modelPath = fixture("causal_transformer.pt");
+    config.inputShape = {8, 6, 8};
+    config.loss = "mse";
+    config.steps = 50;
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 50);
+    QCOMPARE(run->summary.firstNonFiniteStep, -1);
+    QCOMPARE(run->summary.nonFiniteSteps, 0);
+    for (const StepRecordPtr &r : run->records)
+        QVERIFY(r->layers[3].forward.present);  // enc.self_attn, whose output is a tuple
 }
 
 QTEST_GUILESS_MAIN(TestPythonModels)

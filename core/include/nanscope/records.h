@@ -25,11 +25,14 @@ const char *phaseName(Phase p);
 struct Origin {
     int step = -1;
     Phase phase = Phase::None;
-    int layer = -1;           // -1: no layer (the input batch, the loss)
-    std::string layerPath;    // "" for the root or when there is no layer
-    std::string op;           // "aten::log", "SqrtBackward0"; empty until the op-level tier ran
-    std::string source;       // file:line when the model carries it
-    bool produced = false;    // the layer's inputs were finite and its output was not
+    int layer = -1;         // -1: no layer (the input batch, the loss)
+    std::string layerPath;  // "" for the root or when there is no layer
+    std::string op;         // "aten::log", "SqrtBackward0"; empty until the op-level tier ran
+    std::string source;     // file:line when the model carries it
+    bool produced = false;  // the layer's inputs were finite and its output was not
+    // How the kind that escaped was made, with source lines: "-Inf from aten::masked_fill at
+    // m.py:41 became NaN in aten::softmax at m.py:42". Models with a graph of their own code only.
+    std::string chain;
     std::string explanation;  // one plain sentence
 
     bool valid() const { return phase != Phase::None; }

@@ -1,9 +1,11 @@
 #pragma once
 // What the trainer needs of a model, whether a built-in demo or a user's TorchScript file.
 #include "nanscope/records.h"
+#include "probe/code_origin.h"
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +42,13 @@ public:
     // "file:line" in the user's source of `op` (a backward node when `inBackward`) in `layer`,
     // when the model carries source locations; empty otherwise.
     virtual std::string sourceOf(const std::string & /*op*/, bool /*inBackward*/, int /*layer*/) const { return {}; }
+    // The op-level re-run of a step, at the level of the model's own code: while on, forward
+    // checks every node of the model's graph; afterwards the origin of the first non-finite value
+    // that left a module (forward), or the forward node whose ops made autograd node `sequence`
+    // (backward). Models without a graph of their own code have none.
+    virtual void setNodeTracing(bool /*on*/) {}
+    virtual std::optional<CodeOrigin> forwardCodeOrigin() const { return std::nullopt; }
+    virtual std::optional<CodeOrigin> backwardCodeOrigin(std::uint64_t /*sequence*/) const { return std::nullopt; }
     // Writes the model (with its current weights) where PyTorch can load it again.
     virtual void save(const std::string &path) const
     {

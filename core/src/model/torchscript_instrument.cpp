@@ -358,11 +358,18 @@ std::string sourceOfOp(const InstrumentedGraph &g, const std::string &op, const 
         const auto p = g.paths.find(n);
         if (!path.empty() && (p == g.paths.end() || !within(p->second, path)))
             continue;
-        const auto original = n->sourceRange().findSourceRangeThatGenerated();
-        const jit::SourceRange &range = original ? *original : n->sourceRange();
-        if (const auto flc = range.file_line_col())
-            return std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc));
+        if (std::string line = sourceLineOf(n); !line.empty())
+            return line;
     }
+    return {};
+}
+
+std::string sourceLineOf(const torch::jit::Node *n)
+{
+    const auto original = n->sourceRange().findSourceRangeThatGenerated();
+    const jit::SourceRange &range = original ? *original : n->sourceRange();
+    if (const auto flc = range.file_line_col())
+        return std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc));
     return {};
 }
 

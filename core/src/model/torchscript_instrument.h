@@ -27,6 +27,9 @@ InstrumentedGraph instrumentForward(const torch::jit::Module &root,
                                     const std::unordered_map<std::string, int> &layerIds,
                                     bool roundOutputsThroughHalf = false);
 
+// "file:line" of the node in the user's original source, when the file carries it; empty otherwise.
+std::string sourceLineOf(const torch::jit::Node *n);
+
 // "file:line" of the first `op` ("aten::log") of module `path` in the user's original source,
 // when the file carries it; empty otherwise.
 std::string sourceOfOp(const InstrumentedGraph &g, const std::string &op, const std::string &path);

@@ -4,6 +4,7 @@
 #include "probe/observe_op.h"
 
 #include <cctype>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -120,15 +121,18 @@ c10::IValue TorchScriptModel::rawForward(const at::Tensor &x, const std::vector<
 
 at::Tensor TorchScriptModel::forward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs, Probe *probe)
 {
-    if (!probe && !halfEmulation_)
+    if (!probe && !halfEmulation_ && !nodeTracing_)
         return selectOutput(rawForward(x, sideInputs), outputSelector_);
     ObserveScope scope(probe);  // null: the observe ops only pass their tensor through
+    std::optional<NodeTraceScope> tracing;
+    if (nodeTracing_)
+        tracing.emplace(&events_);
     torch::jit::Stack stack{module_._ivalue(), x};
     stack.insert(stack.end(), sideInputs.begin(), sideInputs.end());
     // The instrumented graph has no schema to fill in defaults: the forward's own are pushed.
     for (std::size_t i = stack.size() - 1; i < defaults_.size(); ++i)
         stack.push_back(defaults_[i]);
-    (halfEmulation_ ? halfFunction_ : function_)->run(stack);
+    (nodeTracing_ ? tracedFunction_ : halfEmulation_ ? halfFunction_ : function_)->run(stack);
     return selectOutput(stack.back(), outputSelector_);
 }
 
@@ -148,6 +152,30 @@ std::string TorchScriptModel::sourceOf(const std::string &op, bool inBackward, i
     if (where.empty() && !path.empty())
         where = sourceOfOp(graph_, forwardOp, std::string());
     return where;
+}
+
+void TorchScriptModel::setNodeTracing(bool on)
+{
+    if (on && (!traced_ || tracedHalf_ != halfEmulation_)) {
+        traced_ = std::make_unique<NodeTracedGraph>(
+            traceEveryNode(instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/halfEmulation_)));
+        tracedFunction_ = std::make_unique<torch::jit::GraphFunction>(
+            c10::QualifiedName("nanscope.node_traced_forward"), traced_->graph, nullptr);
+        tracedHalf_ = halfEmulation_;
+    }
+    if (on)
+        events_.clear();
+    nodeTracing_ = on;
+}
+
+std::optional<CodeOrigin> TorchScriptModel::forwardCodeOrigin() const
+{
+    return traced_ ? nanscope::forwardCodeOrigin(traced_->nodes, events_) : std::nullopt;
+}
+
+std::optional<CodeOrigin> TorchScriptModel::backwardCodeOrigin(std::uint64_t sequence) const
+{
+    return traced_ ? nanscope::backwardCodeOrigin(traced_->nodes, events_, sequence) : std::nullopt;
 }
 
 void TorchScriptModel::save(const std::string &path) const

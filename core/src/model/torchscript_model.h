@@ -5,6 +5,7 @@
 // is the module's own.
 #include "model/model_adapter.h"
 #include "model/torchscript_instrument.h"
+#include "model/torchscript_node_trace.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
@@ -39,6 +40,9 @@ public:
     // through half, run with or without a probe while emulation is on.
     bool setHalfEmulation(bool on) override;
     std::string sourceOf(const std::string &op, bool inBackward, int layer) const override;
+    void setNodeTracing(bool on) override;
+    std::optional<CodeOrigin> forwardCodeOrigin() const override;
+    std::optional<CodeOrigin> backwardCodeOrigin(std::uint64_t sequence) const override;
     void save(const std::string &path) const override;
 
     torch::jit::Module &module() { return module_; }
@@ -57,6 +61,12 @@ private:
     std::unique_ptr<torch::jit::GraphFunction> halfFunction_;  // built on the first setHalfEmulation(true)
     bool halfEmulation_ = false;
     std::string outputSelector_;
+    // The node-traced graph (built on first use, for the precision it was built in) and its events.
+    std::unique_ptr<NodeTracedGraph> traced_;
+    std::unique_ptr<torch::jit::GraphFunction> tracedFunction_;
+    bool tracedHalf_ = false;
+    bool nodeTracing_ = false;
+    std::vector<NodeEvent> events_;
     std::vector<std::string> inputNames_;
     std::vector<c10::IValue> defaults_;  // per input: its default value, None where it has none
     std::size_t requiredInputs_ = 1;

@@ -26,7 +26,7 @@ constexpr std::size_t kVerifiedCapacity = 16;
 // The callbacks are plain function pointers, so the active trace is reached through a global;
 // only one OpTracer is active at a time (the session re-runs one step at a time).
 TraceState *g_state = nullptr;
-thread_local std::vector<std::string> t_backwardNodes;
+thread_local std::vector<std::pair<std::string, std::int64_t>> t_backwardNodes;  // name, sequence number
 thread_local int t_opDepth = 0;  // ops nested in ops: only outermost outputs are final
 
 bool isChecked(const at::Tensor &t) { return t.defined() && at::isFloatingType(t.scalar_type()); }
@@ -100,7 +100,7 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction &fn)
 {
     at::DisableRecordFunctionGuard noReentry;  // our own checks run aten ops
     if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
-        t_backwardNodes.emplace_back(fn.name());
+        t_backwardNodes.emplace_back(fn.name(), fn.seqNr());
         return nullptr;
     }
     ++t_opDepth;
@@ -140,7 +140,8 @@ void onEnd(const at::RecordFunction &fn, at::ObserverContext *base)
         return;
     g_state->first.found = true;
     if (!t_backwardNodes.empty()) {
-        g_state->first.op = t_backwardNodes.back();
+        g_state->first.op = t_backwardNodes.back().first;
+        g_state->first.sequence = t_backwardNodes.back().second;
         g_state->first.innerOp = fn.name();
         g_state->first.inBackward = true;
     } else {

@@ -3,6 +3,7 @@
 // checked and the first op that turned finite inputs into a non-finite output is remembered,
 // with the backward node it ran in (SqrtBackward0, say). It costs a multiple of a step, so the
 // session only runs it when re-running the first non-finite step.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,7 @@ struct TracedOp {
     std::string op;       // "aten::log", or the backward node: "SqrtBackward0"
     std::string innerOp;  // in backward: the aten op inside the node that made the value
     bool inBackward = false;
+    std::int64_t sequence = -1;  // in backward: the node's autograd sequence number
 };
 
 class OpTracer {

@@ -1,5 +1,6 @@
 #include "probe/origin.h"
 
+#include <cctype>
 #include <sstream>
 
 namespace nanscope {
@@ -76,10 +77,30 @@ Origin findOrigin(const OriginInputs &in)
     return {};
 }
 
+void applyCodeOrigin(Origin &o, const CodeOrigin &code, const std::vector<Layer> &layers, bool forward)
+{
+    for (const Layer &l : layers)
+        if (l.path == code.path) {
+            o.layer = l.id;
+            o.layerPath = l.path;
+            break;
+        }
+    if (forward) {
+        o.op = code.op;
+        o.produced = true;
+        o.chain = code.chain;
+    }
+    if (!code.source.empty())
+        o.source = code.source;
+}
+
 std::string explainOrigin(const Origin &o, const StepRecord &r)
 {
     std::ostringstream s;
-    const std::string where = o.layerPath.empty() ? std::string("the loss") : "layer '" + o.layerPath + "'";
+    // A layer with an empty path is the root: the model's own forward, outside its children.
+    const std::string where = o.layer < 0           ? std::string("the loss")
+                              : o.layerPath.empty() ? std::string("the model's own forward")
+                                                    : "layer '" + o.layerPath + "'";
     switch (o.phase) {
     case Phase::None: return {};
     case Phase::Input:
@@ -94,8 +115,12 @@ std::string explainOrigin(const Origin &o, const StepRecord &r)
         s << "; every layer downstream only passes them on.";
         break;
     case Phase::Forward:
-        s << (o.produced ? "Layer '" + o.layerPath + "' turned finite inputs into non-finite outputs"
-                         : "Layer '" + o.layerPath + "' received non-finite inputs");
+        if (o.layerPath.empty())
+            s << (o.produced ? "The model's own forward (outside its modules) made a non-finite value"
+                             : "The model's own forward received non-finite inputs");
+        else
+            s << (o.produced ? "Layer '" + o.layerPath + "' turned finite inputs into non-finite outputs"
+                             : "Layer '" + o.layerPath + "' received non-finite inputs");
         break;
     case Phase::Loss: s << "The model's outputs are finite but the loss is not"; break;
     case Phase::Backward:
@@ -113,6 +138,8 @@ std::string explainOrigin(const Origin &o, const StepRecord &r)
         s << " (first op: " << o.op << ")";
     if (o.phase != Phase::Input)
         s << '.';
+    if (o.chain.find(" became ") != std::string::npos)
+        s << ' ' << char(std::toupper(static_cast<unsigned char>(o.chain[0]))) << o.chain.substr(1) << '.';
     return s.str();
 }
 

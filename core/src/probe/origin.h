@@ -1,6 +1,7 @@
 #pragma once
 // Naming where a non-finite value was born in a step, from the per-layer map alone.
 #include "nanscope/records.h"
+#include "probe/code_origin.h"
 
 #include <vector>
 
@@ -14,6 +15,10 @@ struct OriginInputs {
 };
 
 Origin findOrigin(const OriginInputs &in);
+
+// The op-level tier found the origin in the model's own code: name its module (the root for
+// top-level code), op (forward only: in backward the autograd node stays) and line.
+void applyCodeOrigin(Origin &o, const CodeOrigin &code, const std::vector<Layer> &layers, bool forward);
 
 // Plain-language sentence for an origin (op names filled in later are included).
 std::string explainOrigin(const Origin &o, const StepRecord &record);

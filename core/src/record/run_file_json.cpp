@@ -215,9 +215,15 @@ RunConfig configFrom(const Json &j)
 
 Json originJson(const Origin &o)
 {
-    return Json{
-        {"step", o.step}, {"phase", phaseName(o.phase)}, {"layer", o.layer},       {"layer_path", o.layerPath},
-        {"op", o.op},     {"source", o.source},          {"produced", o.produced}, {"explanation", o.explanation}};
+    return Json{{"step", o.step},
+                {"phase", phaseName(o.phase)},
+                {"layer", o.layer},
+                {"layer_path", o.layerPath},
+                {"op", o.op},
+                {"source", o.source},
+                {"produced", o.produced},
+                {"chain", o.chain},
+                {"explanation", o.explanation}};
 }
 
 Origin originFrom(const Json &j)
@@ -232,6 +238,7 @@ Origin originFrom(const Json &j)
     o.op = value<std::string>(j, "op", "");
     o.source = value<std::string>(j, "source", "");
     o.produced = value(j, "produced", false);
+    o.chain = value<std::string>(j, "chain", "");
     o.explanation = value<std::string>(j, "explanation", "");
     return o;
 }

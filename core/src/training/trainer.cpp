@@ -330,14 +330,28 @@ void Trainer::nameOpOfOrigin(const Batch &b, StepRecord &record)
     copyInto(buffers_, preStepBuffers_);
     seedStep();
     TracedOp traced;
-    {
+    model_->setNodeTracing(true);
+    try {
         OpTracer tracer;
         runForwardBackward(b, nullptr, nullptr);
         traced = tracer.result();
+    } catch (...) {
+        model_->setNodeTracing(false);
+        throw;
     }
+    model_->setNodeTracing(false);
+    Origin &o = record.origin;
     if (traced.found) {
-        record.origin.op = traced.inBackward ? traced.op + " (" + traced.innerOp + ")" : traced.op;
-        record.origin.source = model_->sourceOf(traced.op, traced.inBackward, record.origin.layer);
+        o.op = traced.inBackward ? traced.op + " (" + traced.innerOp + ")" : traced.op;
+        o.source = model_->sourceOf(traced.op, traced.inBackward, o.layer);
+    }
+    // Where the model's own code tells more: the module whose forward holds the op, and its line.
+    if (o.phase == Phase::Forward) {
+        if (const auto code = model_->forwardCodeOrigin())
+            applyCodeOrigin(o, *code, model_->layers(), /*forward=*/true);
+    } else if (o.phase == Phase::Backward && traced.inBackward && traced.sequence >= 0) {
+        if (const auto code = model_->backwardCodeOrigin(std::uint64_t(traced.sequence)))
+            applyCodeOrigin(o, *code, model_->layers(), /*forward=*/false);
     }
 }
 
