@@ -118,24 +118,23 @@ void addModelOptions(Arguments &args, RunConfig &config)
         .repeatable("--input-shape",
                     [&config](const auto &flag, const auto &v) {
                         // One per input of forward, in its order: "8x32:int64", "8x32:bool".
-                        const auto colon = v.find(':');
-                        const std::string dtype = colon == std::string::npos ? "float32" : v.substr(colon + 1);
-                        const auto shape = parseInputShape(v.substr(0, colon));
-                        if (!shape)
-                            throw std::invalid_argument(flag + " expects positive sizes like 8x3x64x64, got '" + v +
-                                                        "'");
-                        if (!isKnownInputDtype(dtype))
-                            throw std::invalid_argument(
-                                flag + ": the dtype after ':' is float32, int64 or bool, got '" + dtype + "'");
+                        const auto parsed = parseShapedInput(v);
+                        if (!parsed)
+                            throw std::invalid_argument(flag +
+                                                        " expects positive sizes like 8x3x64x64, optionally with a "
+                                                        "dtype (8x32:int64, 8x32:bool), got '" +
+                                                        v + "'");
+                        const auto &shape = parsed->shape;
+                        const std::string &dtype = parsed->dtype;
                         if (config.inputShape.empty()) {
                             if (dtype == "bool")
                                 throw std::invalid_argument(flag + ": the first input is the data, float32 or int64");
-                            config.inputShape = *shape;
+                            config.inputShape = shape;
                             config.tokenIds = config.tokenIds || dtype == "int64";
                             return;
                         }
                         SideInput side;
-                        side.shape = *shape;
+                        side.shape = shape;
                         side.dtype = dtype;
                         config.sideInputs.push_back(side);
                     })

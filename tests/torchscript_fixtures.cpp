@@ -110,6 +110,16 @@ jit::Module tokenLm()
     return net;
 }
 
+// forward(x, mask): a bool mask zeroes features before the linear layer.
+jit::Module maskedPair()
+{
+    Factory f;
+    jit::Module net = module("MaskedPair", "");
+    net.register_module("fc", f.linear(4, 3));
+    net.define("def forward(self, x, mask):\n    return self.fc.forward(x.masked_fill(mask, 0.0))\n");
+    return net;
+}
+
 jit::Module twoStage(int in, int out, const std::string &type, const std::string &body)
 {
     Factory f;
@@ -278,7 +288,7 @@ void writeModel(const std::string &kind, const std::string &path, unsigned seed)
     else if (kind == "token-lm")
         m = tokenLm();
     else if (kind == "two-inputs")
-        m = module("Pair", "def forward(self, x, y):\n    return x + y\n");
+        m = maskedPair();
     else
         throw std::invalid_argument("unknown fixture " + kind);
     m.save(path);

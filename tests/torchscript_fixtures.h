@@ -14,7 +14,7 @@ namespace nanscope::fixtures {
 //  "backward-nan"  fc then root (torch.sqrt(x - x)): finite forward, NaN born in backward.
 //                  Input [N,4], output [N,4].
 //  "bad-weights"   fc whose weight holds 2 NaN and 1 +Inf, and a buffer `stats` with one -Inf.
-//  "two-inputs"    forward(self, x, y): x + y, no parameters (fed two inputs).
+//  "two-inputs"    forward(self, x, mask): fc (Linear 4->3) of x with the bool mask's features zeroed.
 //  "token-lm"      emb (an Embedding type: 50 tokens, 16 wide) then head (Linear 16 -> 50).
 //                  Input token ids [N,S] (int64), output [N,S,50].
 //  "cnn"           a ResNet-18-sized CNN (conv/bn/relu stem, 4 stages of 2 basic blocks with

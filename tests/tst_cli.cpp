@@ -299,7 +299,8 @@ void TestCli::badArguments_data()
     QTest::addRow("inspect bad shape") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"),
                                                       QStringLiteral("--input-shape"), QStringLiteral("8x0")}
                                        << QStringLiteral(
-                                              "--input-shape expects positive sizes like 8x3x64x64, got '8x0'")
+                                              "--input-shape expects positive sizes like 8x3x64x64, optionally "
+                                              "with a dtype (8x32:int64, 8x32:bool), got '8x0'")
                                        << 2;
     QTest::addRow("inspect saves nothing") << QStringList{QStringLiteral("inspect"), QStringLiteral("m.pt"),
                                                           QStringLiteral("--save"), QStringLiteral("out.pt")}

@@ -192,8 +192,22 @@ void TestModelCli::wrongShapeSaysWhatWasExpected()
              qPrintable(none.err));
     const Output pair = run({"inspect", model("two-inputs"), "--input-shape", "8x4"});
     QCOMPARE(pair.code, 1);
-    QVERIFY2(pair.err.contains("forward(x, y) takes 2 inputs, given 1: give one --input-shape per input"),
+    QVERIFY2(pair.err.contains("forward(x, mask) takes 2 inputs, given 1: give one --input-shape per input"),
              qPrintable(pair.err));
+    // Both given: the mask is bool (all false, nothing masked), one row per sample like x.
+    const Output both = run({"run", "--model", model("two-inputs"), "--input-shape", "8x4", "--input-shape", "8x4:bool",
+                             "--steps", "3", "--json"});
+    QCOMPARE(both.code, 0);
+    QCOMPARE(both.objects.last().value("steps_run").toInt(), 3);
+    const Output wrongBatch =
+        run({"inspect", model("two-inputs"), "--input-shape", "8x4", "--input-shape", "4x4:bool"});
+    QCOMPARE(wrongBatch.code, 1);
+    QVERIFY2(wrongBatch.err.contains("input 'mask' needs a shape whose first size is the batch, 8"),
+             qPrintable(wrongBatch.err));
+    const Output wrongDtype =
+        run({"inspect", model("two-inputs"), "--input-shape", "8x4", "--input-shape", "8x4:half"});
+    QCOMPARE(wrongDtype.code, 2);
+    QVERIFY2(wrongDtype.err.contains("8x32:bool"), qPrintable(wrongDtype.err));
     const Output bad = run({"inspect", model("nested"), "--input-shape", "8xx4"});
     QCOMPARE(bad.code, 2);
     QVERIFY(bad.err.contains("--input-shape"));

@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QLineEdit>
 #include <QtTest>
 
 using namespace nanscope;
@@ -59,6 +60,7 @@ private Q_SLOTS:
     void weightsNonFiniteAsLoadedAreReported();
     void aWrongInputShapeFailsTheRunWithAMessage();
     void aModelOfTokenIdsIsOfferedIdsAndTrains();
+    void aModelOfTwoInputsIsAskedForBoth();
 
 private:
     QTemporaryDir dir_;
@@ -72,6 +74,7 @@ void TestModelWindow::initTestCase()
     fixtures::writeModel("nested", path(QStringLiteral("nested.pt")).toStdString());
     fixtures::writeModel("bad-weights", path(QStringLiteral("bad-weights.pt")).toStdString());
     fixtures::writeModel("token-lm", path(QStringLiteral("token-lm.pt")).toStdString());
+    fixtures::writeModel("two-inputs", path(QStringLiteral("two-inputs.pt")).toStdString());
 }
 
 // A model that starts with an Embedding: the dialog offers integer ids of a guessed shape, and the
@@ -99,6 +102,34 @@ void TestModelWindow::aModelOfTokenIdsIsOfferedIdsAndTrains()
     QCOMPARE(w.recordsShown(), 3);
     const double firstLoss = w.store().series(Series::Loss).buckets().front().max;
     QVERIFY2(firstLoss > 3.0 && firstLoss < 5.0, qPrintable(QString::number(firstLoss)));
+}
+
+// forward(x, mask): the dialog asks for the mask too, pre-filled with the data's shape; the user
+// makes it bool and the run trains on both.
+void TestModelWindow::aModelOfTwoInputsIsAskedForBoth()
+{
+    MainWindow w;
+    w.show();
+    w.openModel(path(QStringLiteral("two-inputs.pt")));
+    QTRY_VERIFY(w.modelOpener()->pendingDialog());
+    InputShapeDialog *dialog = w.modelOpener()->pendingDialog();
+    auto *further = dialog->findChild<QLineEdit *>(QStringLiteral("furtherInputs"));
+    QVERIFY(further && further->isVisibleTo(dialog));
+    QCOMPARE(further->text(), QStringLiteral("8x4"));
+    further->setText(QStringLiteral("8x4:bool"));
+    const ModelInputChoice choice = dialog->choice();
+    QCOMPARE(int(choice.sideInputs.size()), 1);
+    QCOMPARE(choice.sideInputs[0].dtype, std::string("bool"));
+    dialog->accept();
+    const RunConfig config = w.controlPanel()->runConfig();
+    QCOMPARE(config.sideInputs, choice.sideInputs);
+    QVERIFY(w.lessonPane()->toPlainText().contains(QLatin1String("synthetic 8x4 + 8x4:bool")));
+    w.controlPanel()->setSteps(3);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    QVERIFY(w.startRun());
+    QVERIFY(ended.wait(60000));
+    QVERIFY2(w.controller().lastSummary().error.empty(), w.controller().lastSummary().error.c_str());
+    QCOMPARE(w.recordsShown(), 3);
 }
 
 void TestModelWindow::droppedModelTrainsUnderItsOwnPaths()

@@ -358,7 +358,9 @@ void TestTorchScript::inputShapeGuess()
     QCOMPARE(cnn.shape, (std::vector<std::int64_t>{8, 3, 64, 64}));
     QVERIFY2(cnn.note.find("'conv1' (Conv2d)") != std::string::npos, cnn.note.c_str());
     QCOMPARE(guessInputShape(f_.model("nested")).shape, (std::vector<std::int64_t>{8, 4}));
-    QVERIFY(guessInputShape(f_.model("two-inputs")).shape.empty());
+    const InputGuess pair = guessInputShape(f_.model("two-inputs"));
+    QCOMPARE(pair.inputNames, (std::vector<std::string>{"x", "mask"}));
+    QCOMPARE(int(pair.requiredInputs), 2);
 }
 
 void TestTorchScript::fp16EmulationRoundsModuleOutputs()

@@ -222,6 +222,8 @@ void ControlPanel::showRunConfig(const RunConfig &config)
         input.inputsPath = QString::fromStdString(config.inputsPath);
         input.targetsPath = QString::fromStdString(config.targetsPath);
         input.loss = QString::fromStdString(config.loss);
+        input.sideInputs = config.sideInputs;
+        input.output = QString::fromStdString(config.output);
         setModel(QString::fromStdString(config.modelPath), input);
     } else {
         selectScenario(QString::fromStdString(config.scenario));
@@ -251,6 +253,8 @@ RunConfig ControlPanel::runConfig() const
         config.inputsPath = modelInput_.inputsPath.toStdString();
         config.targetsPath = modelInput_.targetsPath.toStdString();
         config.loss = modelInput_.loss.toStdString();
+        config.sideInputs = modelInput_.sideInputs;
+        config.output = modelInput_.output.toStdString();
     }
     return config;
 }

@@ -28,6 +28,8 @@ ModelFileCheck checkModelFile(const QString &path)
         check.guessedShape = guess.shape;
         check.guessedTokenIds = guess.tokenIds;
         check.guessNote = QString::fromStdString(guess.note);
+        check.inputNames = guess.inputNames;
+        check.requiredInputs = guess.requiredInputs;
     } catch (const std::exception &e) {
         // The core's messages name the file and the cause on their first line.
         const std::string what = e.what();
@@ -58,6 +60,10 @@ QString describeModelInput(const ModelInputChoice &input)
                                   : QObject::tr(", targets %1").arg(QFileInfo(input.targetsPath).fileName()))
                        : QObject::tr("synthetic %1").arg(QString::fromStdString(formatInputShape(input.shape))) +
                              (input.tokenIds ? QObject::tr(" token ids") : QString());
+    for (const SideInput &side : input.sideInputs)
+        data += QStringLiteral(" + ") + QString::fromStdString(formatShapedInput({side.shape, side.dtype}));
+    if (!input.output.isEmpty())
+        data += QObject::tr(", output %1").arg(input.output);
     return data + QStringLiteral(", ") + input.loss;
 }
 
@@ -107,7 +113,8 @@ void ModelOpener::open(const QString &path)
     }
     if (dialog_)
         dialog_->reject();  // a second file dropped while the first one's dialog is open replaces it
-    dialog_ = new InputShapeDialog(path, check.guessedShape, check.guessNote, check.guessedTokenIds, window_);
+    dialog_ = new InputShapeDialog(path, check.guessedShape, check.guessNote, check.guessedTokenIds, window_,
+                                   check.inputNames, check.requiredInputs);
     dialog_->setAttribute(Qt::WA_DeleteOnClose);
     InputShapeDialog *dialog = dialog_;
     connect(dialog, &QDialog::accepted, this,

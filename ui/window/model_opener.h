@@ -15,8 +15,10 @@ namespace nanscope {
 struct ModelFileCheck {
     QString error;  // empty when the file loads as a TorchScript model
     std::vector<std::int64_t> guessedShape;
-    bool guessedTokenIds = false;  // the model starts with an nn.Embedding
-    QString guessNote;             // where the guess comes from, or why there is none
+    bool guessedTokenIds = false;         // the model starts with an nn.Embedding
+    QString guessNote;                    // where the guess comes from, or why there is none
+    std::vector<std::string> inputNames;  // forward's arguments after self
+    std::size_t requiredInputs = 1;
 };
 
 // Loads `path` once, on the calling thread (a ResNet-18-sized file takes well under a second).

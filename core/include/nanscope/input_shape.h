@@ -15,4 +15,13 @@ std::optional<std::vector<std::int64_t>> parseInputShape(const std::string &text
 // {8, 3, 64, 64} -> "8x3x64x64"
 std::string formatInputShape(const std::vector<std::int64_t> &shape);
 
+// A shape with the dtype of a synthetic input after a colon: "8x32:int64", "8x32:bool"; without
+// one, float32. Empty when the shape is not valid or the dtype is not float32, int64 or bool.
+struct ShapedInput {
+    std::vector<std::int64_t> shape;
+    std::string dtype = "float32";
+};
+std::optional<ShapedInput> parseShapedInput(const std::string &text);
+std::string formatShapedInput(const ShapedInput &input);  // the dtype only when not float32
+
 }  // namespace nanscope

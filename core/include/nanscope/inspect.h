@@ -27,6 +27,8 @@ struct InputGuess {
     bool tokenIds = false;  // the model starts with an nn.Embedding: integer ids in [0, vocab)
     std::int64_t vocab = 0;
     std::string note;
+    std::vector<std::string> inputNames;  // forward's arguments after self: more than one asks for each
+    std::size_t requiredInputs = 1;       // those without a default
 };
 InputGuess guessInputShape(const std::string &modelPath);
 

@@ -64,4 +64,30 @@ std::string formatInputShape(const std::vector<std::int64_t> &shape)
     return text;
 }
 
+std::optional<ShapedInput> parseShapedInput(const std::string &text)
+{
+    const auto colon = text.find(':');
+    ShapedInput in;
+    if (colon != std::string::npos) {
+        std::size_t a = colon + 1, b = text.size();
+        while (a < b && isBlank(text[a]))
+            ++a;
+        while (b > a && isBlank(text[b - 1]))
+            --b;
+        in.dtype = text.substr(a, b - a);
+        if (in.dtype != "float32" && in.dtype != "int64" && in.dtype != "bool")
+            return std::nullopt;
+    }
+    const auto shape = parseInputShape(text.substr(0, colon));
+    if (!shape)
+        return std::nullopt;
+    in.shape = *shape;
+    return in;
+}
+
+std::string formatShapedInput(const ShapedInput &input)
+{
+    return formatInputShape(input.shape) + (input.dtype == "float32" ? std::string() : ":" + input.dtype);
+}
+
 }  // namespace nanscope

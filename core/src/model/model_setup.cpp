@@ -114,6 +114,14 @@ InputGuess guessInputShape(const std::string &modelPath)
 {
     const torch::jit::Module module = loadTorchScript(modelPath);
     InputGuess g;
+    if (const auto forward = module.find_method("forward")) {
+        const auto &args = forward->function().getSchema().arguments();
+        g.requiredInputs = 0;
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            g.inputNames.push_back(args[i].name());
+            g.requiredInputs += args[i].default_value() ? 0 : 1;
+        }
+    }
     const auto first = firstWeightedLayer(module);
     if (!first) {
         g.note = "the model has no linear or convolution layer to tell its input from";
@@ -189,6 +197,8 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
     const auto t1 = std::chrono::steady_clock::now();
     for (const NonFiniteState &bad : scanNonFiniteState(module))
         s.loadWarnings.push_back(describeNonFiniteState(bad));
+    if (module.parameters().size() == 0)
+        throw std::invalid_argument("the model has no parameters: there is nothing to train");
     auto model = std::make_unique<TorchScriptModel>(std::move(module));
     s.loadMillis = std::chrono::duration<double, std::milli>(t1 - t0).count();
     s.instrumentMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
