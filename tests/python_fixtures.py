@@ -35,6 +35,8 @@ The files below are torch.jit.script models; the inputs named are what a run fee
   mha.pt                   MultiheadAttention(8, 2 heads) -> out on [8,5,8]; mha.shapes holds
                            the numel of its attention output and averaged weights, one a line.
   model_loss.pt            fc on [8,4], returning its own scalar loss mean(fc(x)^2).
+  next_token.pt            embed (Embedding(50,16)) -> mean over the sequence -> head (Linear
+                           16->50): scores [B,50] for the token after a sequence of ids.
 """
 import inspect
 import os
@@ -208,6 +210,16 @@ class ModelLoss(nn.Module):
         return (self.fc(x) ** 2).mean()
 
 
+class NextToken(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.head = nn.Linear(16, 50)
+
+    def forward(self, tokens):
+        return self.head(self.embed(tokens).mean(1))
+
+
 def source_line(function, needle):
     """The file line of the first line of function that contains needle."""
     lines, first = inspect.getsourcelines(function)
@@ -297,6 +309,7 @@ def write_fixtures(out):
     write_lines(os.path.join(out, "mha.shapes"), [o.numel(), w.numel()])
 
     torch.jit.script(ModelLoss()).save(os.path.join(out, "model_loss.pt"))
+    torch.jit.script(NextToken()).save(os.path.join(out, "next_token.pt"))
 
 
 def check(path):

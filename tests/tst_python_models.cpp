@@ -69,6 +69,7 @@ private Q_SLOTS:
     void tupleOutputsAreObserved_data();
     void tupleOutputsAreObserved();
     void languageModelTrainsOnTokenFile();
+    void nextTokenOfASequence();
     void dictOutputTrainsTheNamedHead_data();
     void dictOutputTrainsTheNamedHead();
     void twoInputs_data();
@@ -260,6 +261,19 @@ void TestPythonModels::languageModelTrainsOnTokenFile()
     // Next-token targets over 50 random ids: the loss of an untrained model is near log(50) = 3.9.
     for (const StepRecordPtr &r : run->records)
         QVERIFY2(std::abs(r->loss - std::log(50.0)) < 0.3, qPrintable(QString::number(r->loss)));
+}
+
+void TestPythonModels::nextTokenOfASequence()
+{
+    // Scores [batch, vocab] for token ids [batch, 12]: the model reads the first 11 tokens and
+    // learns the 12th.
+    RunConfig config;
+    config.modelPath = fixture("next_token.pt");
+    config.inputShape = {8, 12};
+    config.tokenIds = true;
+    const InspectReport r = inspectModel(config);
+    QCOMPARE(healthOf(r, "embed").forward.numel, std::int64_t(8 * 11 * 16));
+    QVERIFY2(std::abs(r.record.loss - std::log(50.0)) < 0.5, qPrintable(QString::number(r.record.loss)));
 }
 
 void TestPythonModels::dictOutputTrainsTheNamedHead_data()

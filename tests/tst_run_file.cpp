@@ -234,6 +234,19 @@ void TestRunFile::modelRoundTrip()
     QCOMPARE(f.info().modelSha256, fileSha256(model));
     QVERIFY(f.info().scenario.empty());
     QCOMPARE(f.info().config.inputShape, config.inputShape);
+
+    // forward(x, mask): the further input's shape and dtype come back, and the run replays.
+    const std::string pair = file("two-inputs.pt").toStdString();
+    fixtures::writeModel("two-inputs", pair);
+    config.modelPath = pair;
+    config.sideInputs = {SideInput{{8, 4}, "bool", ""}};
+    config.steps = 3;
+    const QString pairPath = file("pair.nsrun");
+    const auto pairLive = recordRun(config, pairPath.toStdString());
+    QVERIFY2(pairLive->summary.error.empty(), pairLive->summary.error.c_str());
+    RunFile pf(pairPath.toStdString());
+    QCOMPARE(pf.info().config.sideInputs, config.sideInputs);
+    QCOMPARE(pf.info().config.output, std::string());
 }
 
 // Values no real step may have produced in this mix: the encoding keeps each of them.

@@ -1,6 +1,7 @@
 #include "model/torchscript_model.h"
 
 #include "model/model_output.h"
+#include "probe/node_trace_op.h"
 #include "probe/observe_op.h"
 
 #include <cctype>

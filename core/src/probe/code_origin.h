@@ -6,14 +6,34 @@
 // attention code writes -Inf on purpose and a fully masked row becomes NaN in softmax; the
 // softmax is the origin, the mask its cause. In backward, the forward op whose autograd node
 // made the first non-finite gradient.
-#include "probe/node_trace_op.h"
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace nanscope {
+
+// What a node trace event saw (probe/node_trace_op.h; plain values, no LibTorch here).
+struct NonFiniteKinds {
+    bool nan = false, posInf = false, negInf = false;
+
+    bool any() const { return nan || posInf || negInf; }
+    bool inf() const { return posInf || negInf; }
+    NonFiniteKinds &operator|=(const NonFiniteKinds &o)
+    {
+        nan |= o.nan;
+        posInf |= o.posInf;
+        negInf |= o.negInf;
+        return *this;
+    }
+};
+
+struct NodeEvent {
+    int node = -1;
+    int slot = -1;  // the input's position, or -1 for an output
+    NonFiniteKinds kinds;
+    std::uint64_t sequence = 0;  // at::sequence_number::peek() when the event was taken
+};
 
 struct CodeNode {
     std::string path;         // the module whose forward holds the node

@@ -4,33 +4,14 @@
 // each output (slot -1) after. While a NodeTraceScope is alive on the thread, each call appends
 // which kinds of non-finite value the tensor holds, with the autograd sequence number reached:
 // the forward ops of a node made the autograd nodes numbered between its events.
+#include "probe/code_origin.h"
+
 #include <ATen/core/interned_strings.h>
 
 #include <cstdint>
 #include <vector>
 
 namespace nanscope {
-
-struct NonFiniteKinds {
-    bool nan = false, posInf = false, negInf = false;
-
-    bool any() const { return nan || posInf || negInf; }
-    bool inf() const { return posInf || negInf; }
-    NonFiniteKinds &operator|=(const NonFiniteKinds &o)
-    {
-        nan |= o.nan;
-        posInf |= o.posInf;
-        negInf |= o.negInf;
-        return *this;
-    }
-};
-
-struct NodeEvent {
-    int node = -1;
-    int slot = -1;  // the input's position, or -1 for an output
-    NonFiniteKinds kinds;
-    std::uint64_t sequence = 0;  // at::sequence_number::peek() when the event was taken
-};
 
 class NodeTraceScope {
 public:
