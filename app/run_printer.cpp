@@ -119,8 +119,8 @@ void RunPrinter::printStepJson(const StepRecord &r)
 
 void RunPrinter::printStepText(const StepRecord &r)
 {
-    const bool firstBad = r.nonFinite() && !sawNonFinite_;
-    sawNonFinite_ = sawNonFinite_ || r.nonFinite();
+    const bool firstBad = r.failed() && !sawNonFinite_;
+    sawNonFinite_ = sawNonFinite_ || r.failed();
     if (r.step % every_ != 0 && !firstBad && !r.rolledBack && r.quarantined.empty())
         return;
     const std::vector<std::string> bad = nonFiniteLayers(r, layers_);

@@ -155,7 +155,9 @@ void TestCli::runJsonReportsLossScaling()
     QCOMPARE(summary[QLatin1String("scaler_skipped_steps")].toInt(), 18);
     QCOMPARE(summary[QLatin1String("final_loss_scale")].toDouble(), 0.25);
     QCOMPARE(summary[QLatin1String("precision")].toString(), QStringLiteral("fp16 (emulated on CPU)"));
-    QCOMPARE(summary[QLatin1String("first_nonfinite_step")].toInt(), 0);
+    // Those overflows are the scaler at work: no first non-finite step in 20 steps.
+    QVERIFY(summary[QLatin1String("first_nonfinite_step")].isNull());
+    QVERIFY(summary[QLatin1String("origin")].isNull());
 }
 
 void TestCli::textReportLabelsEmulatedFp16()

@@ -113,6 +113,23 @@ void TestMixedPrecision::everySkipHalvesTheScale()
     QCOMPARE(run->summary.skippedSteps, 60);
     QCOMPARE(run->summary.finalLossScale, std::ldexp(1.0, 16 - 60));
     QVERIFY(run->summary.finalStateFinite);  // skipped steps never reached the weights
+    // The skips are the scaler at work: the run's first non-finite step is the head's forward
+    // overflow at 65, after absorbed overflows, and its event is the only first-nonfinite one.
+    int absorbed = 0, firstEvents = 0;
+    for (const StepRecordPtr &r : run->records)
+        if (r->step < 65 && r->nonFinite()) {
+            QVERIFY(r->scalerAbsorbs() && r->skipped);
+            ++absorbed;
+        }
+    QVERIFY(absorbed > 10);
+    for (const Event &e : run->events)
+        if (e.kind == EventKind::FirstNonFinite) {
+            ++firstEvents;
+            QCOMPARE(e.step, 65);
+            QCOMPARE(int(e.origin.phase), int(Phase::Forward));
+        }
+    QCOMPARE(firstEvents, 1);
+    QCOMPARE(run->summary.firstNonFiniteStep, 65);
 }
 
 void TestMixedPrecision::headroomClimbsUntilTheHeadOverflows()

@@ -34,7 +34,7 @@ void RunStore::append(const StepRecord &r)
         skipped_.append(r.step, r.lossScale);
     lossScaling_ = lossScaling_ || r.lossScale != 1.0;
     map_.append(r);
-    if (r.origin.valid() && !firstOrigin_.valid())
+    if (r.failed() && !firstOrigin_.valid())
         firstOrigin_ = r.origin;
     ++steps_;
     lastStep_ = r.step;

@@ -60,8 +60,9 @@ struct StepRecord {
     double gradNorm = 0.0;         // before clipping
     double gradNormClipped = 0.0;  // after clipping (= gradNorm without clipping)
     double learningRate = 0.0;
-    double lossScale = 1.0;  // this step's loss was multiplied by it (1: no loss scaling)
-    bool skipped = false;    // the optimizer update was not applied
+    double lossScale = 1.0;    // this step's loss was multiplied by it (1: no loss scaling)
+    bool lossScaling = false;  // a dynamic loss scaler was on (run files tell it by overflowLayers)
+    bool skipped = false;      // the optimizer update was not applied
     bool rolledBack = false;
     std::string why;  // for a skip or a rollback
     double stepMillis = 0.0;
@@ -77,6 +78,18 @@ struct StepRecord {
     std::vector<int> overflowLayers;
 
     bool nonFinite() const { return origin.valid(); }
+    // Gradients that overflowed under a dynamic loss scaler, with the forward pass and the loss
+    // finite: the scaler skips such a step and backs off, below 1 if it must. That is the scaler at
+    // work, not a failure of the run: such a step is not the run's first non-finite step or origin
+    // and does not pause the run, though its values show in the map and its skip in the log. Once
+    // the scale itself is below fp16's smallest value (2^-24) the scaler has nothing left to give.
+    bool scalerAbsorbs() const
+    {
+        return origin.phase == Phase::Backward && (lossScaling || !overflowLayers.empty()) && lossScale >= 0x1p-24;
+    }
+    // Non-finite values the loss scaler cannot absorb: what the run's first non-finite step,
+    // origin and pause-on-non-finite are about.
+    bool failed() const { return nonFinite() && !scalerAbsorbs(); }
 };
 using StepRecordPtr = std::shared_ptr<const StepRecord>;
 

@@ -21,7 +21,7 @@ void SummaryBuilder::add(const StepRecord &r)
     ++s_.stepsRun;
     if (r.nonFinite()) {
         ++s_.nonFiniteSteps;
-        if (s_.firstNonFiniteStep < 0) {
+        if (r.failed() && s_.firstNonFiniteStep < 0) {
             s_.firstNonFiniteStep = r.step;
             s_.origin = r.origin;
         }

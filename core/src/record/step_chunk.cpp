@@ -113,7 +113,7 @@ void StepChunk::add(const StepRecord &r)
         skipped.fold(SeriesBucket::of(r.step, r.lossScale));
     if (r.nonFinite()) {
         ++nonFiniteSteps;
-        if (!firstOrigin.valid()) {
+        if (r.failed() && !firstOrigin.valid()) {
             firstOrigin = r.origin;
             firstOrigin.step = r.step;  // as a run file reads it back: the step whose row holds it
         }

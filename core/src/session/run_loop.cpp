@@ -84,7 +84,7 @@ void RunLoop::trainSteps()
         noteNonFinite(*record);
 
         const Outcome outcome =
-            record->nonFinite() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
+            record->failed() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
         switch (outcome) {
         case Outcome::Apply:
             if (!applyAndPublish(record))
@@ -153,7 +153,7 @@ void RunLoop::applyControls(const Controls &controls, int step)
 
 void RunLoop::noteNonFinite(const StepRecord &record)
 {
-    if (record.nonFinite() && summary_.firstNonFiniteStep < 0) {
+    if (record.failed() && summary_.firstNonFiniteStep < 0) {
         summary_.firstNonFiniteStep = record.step;
         summary_.origin = record.origin;
         Event e{EventKind::FirstNonFinite, record.step, record.origin.layer, record.origin.explanation};

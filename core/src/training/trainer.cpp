@@ -255,6 +255,7 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     rec->step = step_;
     rec->learningRate = lr_;
     rec->lossScale = lossScale();
+    rec->lossScaling = scaling_;
     for (auto &group : optimizer_->param_groups())
         group.options().set_lr(lr_);
 
@@ -302,7 +303,7 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
 
     if (probed) {
         rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_});
-        if (rec->origin.valid() && !opLevelDone_ && config_.opLevelOrigin && rec->origin.phase != Phase::Input &&
+        if (rec->failed() && !opLevelDone_ && config_.opLevelOrigin && rec->origin.phase != Phase::Input &&
             rec->origin.phase != Phase::Parameter && rec->origin.phase != Phase::Update) {
             nameOpOfOrigin(b, *rec);
             opLevelDone_ = true;
