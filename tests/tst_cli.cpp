@@ -58,11 +58,14 @@ void TestCli::runJsonReportsTheOrigin()
                           QStringLiteral("--steps"), QStringLiteral("12"), QStringLiteral("--json")});
     QCOMPARE(o.code, 0);
     int steps = 0;
-    QJsonObject summary, firstNonFinite;
+    QJsonObject summary, firstNonFinite, warning;
     for (const QJsonObject &j : o.objects) {
         if (j[QLatin1String("type")] == QLatin1String("event") &&
             j[QLatin1String("kind")] == QLatin1String("first-nonfinite"))
             firstNonFinite = j;
+        if (j[QLatin1String("type")] == QLatin1String("event") &&
+            j[QLatin1String("kind")] == QLatin1String("warning") && warning.isEmpty())
+            warning = j;
         if (j[QLatin1String("type")] == QLatin1String("step")) {
             QCOMPARE(j[QLatin1String("step")].toInt(), steps);
             QVERIFY(j.contains(QLatin1String("loss")) && j.contains(QLatin1String("grad_norm")) &&
@@ -77,6 +80,11 @@ void TestCli::runJsonReportsTheOrigin()
     QCOMPARE(firstNonFinite[QLatin1String("step")].toInt(), 8);
     QCOMPARE(firstNonFinite[QLatin1String("layer")].toString(), QStringLiteral("fc2"));
     QCOMPARE(o.objects.front()[QLatin1String("kind")].toString(), QStringLiteral("info"));
+    // The overflow was forecast before it came, naming a layer.
+    QVERIFY(warning[QLatin1String("step")].toInt() < 8);
+    QVERIFY(!warning[QLatin1String("layer")].toString().isEmpty());
+    QVERIFY2(warning[QLatin1String("text")].toString().contains(QLatin1String("fp32 overflow in about")),
+             qPrintable(warning[QLatin1String("text")].toString()));
     QVERIFY(o.objects.front()[QLatin1String("layer")].isNull());
     QCOMPARE(summary[QLatin1String("scenario")].toString(), QStringLiteral("large-lr-mse"));
     QCOMPARE(summary[QLatin1String("steps_run")].toInt(), 12);

@@ -3,6 +3,7 @@
 // restores everything).
 #include "probe/op_tracer.h"
 #include "health/tensor_health.h"
+#include "session/overflow_forecast.h"
 #include "training/trainer.h"
 
 #include <torch/torch.h>
@@ -62,6 +63,8 @@ private Q_SLOTS:
     void nonFiniteRowsNamesDatasetIndices();
     void discardedStepChangesNothing();
     void rollbackRestoresBuffersAndOptimizerBitForBit();
+    void overflowForecast_data();
+    void overflowForecast();
 };
 
 void TestCoreInternal::health_data()
@@ -312,6 +315,70 @@ void TestCoreInternal::rollbackRestoresBuffersAndOptimizerBitForBit()
     QVERIFY(sameBits(cloneAll(trainer.model().buffers()), buffers));
     QVERIFY(sameBits(adamMoments(trainer.optimizer()), moments));
     QCOMPARE(trainer.learningRate(), 0.5e-3);
+}
+
+// One leaf layer under the root whose output's absmax follows `values`, one step each: the step
+// of the first warning and its text.
+void TestCoreInternal::overflowForecast_data()
+{
+    QTest::addColumn<QVector<double>>("values");
+    QTest::addColumn<int>("precision");
+    QTest::addColumn<int>("warnStep");  // -1: no warning
+    QTest::addColumn<QString>("text");
+    QVector<double> tenfold;  // x10 a step from 10: fp16's 65504 is 0.8 steps past 10^4
+    for (double v = 10; tenfold.size() < 6; v *= 10)
+        tenfold << v;
+    QTest::addRow("fp16, x10 a step") << tenfold << int(Precision::FP16) << 3
+                                      << "fc output grows x10 a step: fp16 overflow in about 1 step";
+    QTest::addRow("fp32, same values") << tenfold << int(Precision::FP32) << -1 << "";
+    // A diverging run: the exponent doubles each step.
+    const QVector<double> diverging{1, 2, 10, 1e3, 1e7, 1e15, 1e30};
+    // At step 5 (1e15, the first past a quarter of fp32's 38.5 decades) the last three rises, 2, 4
+    // and 8 decades, give 14/3 decades a step: 23.5 decades left are 5 steps.
+    QTest::addRow("fp32, diverging") << diverging << int(Precision::FP32) << 5
+                                     << "fc output grows x4.6e+04 a step: fp32 overflow in about 5 steps";
+    // Early training moves fast from tiny values: far from the largest value, no alarm.
+    QTest::addRow("fp32, growth from 1e-8")
+        << QVector<double>{1e-8, 1e-6, 1e-4, 1e-2, 1, 10, 10, 10} << int(Precision::FP32) << -1 << "";
+    QTest::addRow("fp16, flat and noisy")
+        << QVector<double>{300, 900, 200, 800, 300, 700, 250, 900, 300} << int(Precision::FP16) << -1 << "";
+}
+
+void TestCoreInternal::overflowForecast()
+{
+    QFETCH(QVector<double>, values);
+    QFETCH(int, precision);
+    QFETCH(int, warnStep);
+    QFETCH(QString, text);
+    OverflowForecast forecast;
+    forecast.reset({{0, "", "Net", -1}, {1, "fc", "Linear", 0}});
+    int warnedAt = -1, warnings = 0;
+    QString warned;
+    for (int step = 0; step < values.size(); ++step) {
+        StepRecord r;
+        r.step = step;
+        r.layers.resize(2);
+        for (LayerHealth &h : r.layers) {
+            h.forward.present = true;
+            h.forward.numel = 1;
+            h.forward.absMax = values[step];
+        }
+        r.loss = 1.0;  // flat: the loss never warns here
+        r.lossHealth.present = true;
+        for (const Event &e :
+             forecast.add(r, Precision(precision), precision == int(Precision::FP16) ? "fp16" : "fp32")) {
+            QCOMPARE(e.kind, EventKind::Warning);
+            QCOMPARE(e.layer, 1);  // the leaf, not the container above it
+            if (warnedAt < 0) {
+                warnedAt = step;
+                warned = QString::fromStdString(e.text);
+            }
+            ++warnings;
+        }
+    }
+    QCOMPARE(warnedAt, warnStep);
+    QCOMPARE(warned, text);
+    QVERIFY(warnings <= 1);  // once a series
 }
 
 QTEST_GUILESS_MAIN(TestCoreInternal)

@@ -24,6 +24,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTreeView>
+#include <QCheckBox>
+#include <QPushButton>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -33,6 +35,8 @@ using namespace nanscope;
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void treeStatusesTellTheStory();
+    void valueAxesTurnLogarithmicWhenASeriesSpansDecades();
     void parsesInputShapes_data();
     void parsesInputShapes();
     void runFillsThePlotsTheMapAndTheTree();
@@ -83,6 +87,57 @@ bool runToEnd(MainWindow &w, const QString &scenario, int steps, int timeoutMs =
 
 }  // namespace
 
+// large-lr-mse's loss grows by more than three decades before it turns NaN: the axes turn
+// logarithmic by themselves; safe-training's stay linear; a user's choice wins over both.
+void TestMainWindow::valueAxesTurnLogarithmicWhenASeriesSpansDecades()
+{
+    auto isLog = [](const MainWindow &w) { return w.lossPlot()->yAxis->scaleType() == QCPAxis::stLogarithmic; };
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
+        QVERIFY(isLog(w));
+        QVERIFY(w.plots()->gradPlot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
+    }
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(runToEnd(w, QStringLiteral("safe-training"), 20));
+        QVERIFY(!isLog(w));
+    }
+    MainWindow w;
+    w.show();
+    auto *box = w.plots()->findChild<QCheckBox *>();
+    QVERIFY(box);
+    QTest::mouseClick(box, Qt::LeftButton);  // log, then linear again: the user's choice
+    QTest::mouseClick(box, Qt::LeftButton);
+    QVERIFY(!box->isChecked());
+    QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
+    QVERIFY(!isLog(w));
+}
+
+// exploding-deep: fc28 makes the first Inf at step 0; the update then makes the weights of every
+// layer non-finite. The tree keeps fc28 as the birthplace and says what happened to fc1.
+void TestMainWindow::treeStatusesTellTheStory()
+{
+    MainWindow w;
+    w.show();
+    QVERIFY(runToEnd(w, QStringLiteral("exploding-deep"), 4));
+    auto statusOf = [&w](const QString &name) {
+        const QModelIndexList hit = w.layerModel()->match(w.layerModel()->index(0, 0), Qt::DisplayRole, name, 1,
+                                                          Qt::MatchRecursive | Qt::MatchExactly);
+        return hit.isEmpty() ? QString()
+                             : w.layerModel()
+                                   ->indexForLayer(w.layerModel()->layerAt(hit.first()), LayerTreeModel::StatusColumn)
+                                   .data()
+                                   .toString();
+    };
+    QCOMPARE(statusOf(QStringLiteral("fc28")), QStringLiteral("born here at step 0"));
+    const QString fc1 = statusOf(QStringLiteral("fc1"));
+    QVERIFY2(fc1.startsWith(QLatin1String("weights non-finite from step 1")), qPrintable(fc1));
+    QVERIFY2(w.originText().contains(QLatin1String("fc28")), qPrintable(w.originText()));
+}
+
 void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 {
     MainWindow w;
@@ -118,7 +173,7 @@ void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 
     // The tree names fc2 as the producer, with its first non-finite step.
     const QModelIndex status = w.layerModel()->indexForLayer(fc2, LayerTreeModel::StatusColumn);
-    QCOMPARE(status.data().toString(), QStringLiteral("produced"));
+    QCOMPARE(status.data().toString(), QStringLiteral("born here at step 8"));
     QCOMPARE(w.layerModel()->indexForLayer(fc2, LayerTreeModel::FirstNonFiniteColumn).data().toInt(), 8);
     QVERIFY(w.eventModel()->rowCount() >= 2);  // the run's start and its first non-finite step
     QVERIFY(w.statusText().contains(QLatin1String("step 19")));
@@ -339,6 +394,11 @@ void TestMainWindow::resetMidRunClearsEverything()
     w.setSteps(1000000);
     QVERIFY(w.startRun());
     QTRY_VERIFY(w.recordsShown() > 10);
+    Controls mine = w.controlPanel()->controls();
+    mine.learningRate = 0.5;
+    mine.pauseOnNonFinite = true;
+    mine.recovery.quarantineSamples = true;
+    w.controlPanel()->setControls(mine);
     w.action(QStringLiteral("reset"))->trigger();
     QVERIFY(w.controller().wait(5000));
     QTest::qWait(200);  // anything the stopped run still delivers is dropped
@@ -346,7 +406,15 @@ void TestMainWindow::resetMidRunClearsEverything()
     QCOMPARE(finitePointCount(w.lossPlot()), 0);
     QCOMPARE(w.layerModel()->rowCount(), 0);
     QCOMPARE(w.nanMap()->columnCount(), 0);
-    QCOMPARE(w.controlPanel()->controls().learningRate, 100.0);  // the scenario's default again
+    // The run is gone, the user's controls stay; Scenario defaults brings the scenario's back.
+    QCOMPARE(w.controlPanel()->controls().learningRate, 0.5);
+    QVERIFY(w.controlPanel()->controls().pauseOnNonFinite);
+    QVERIFY(w.controlPanel()->controls().recovery.quarantineSamples);
+    auto *defaults = w.controlPanel()->findChild<QPushButton *>(QStringLiteral("defaultsButton"));
+    QVERIFY(defaults);
+    defaults->click();
+    QCOMPARE(w.controlPanel()->controls().learningRate, 100.0);
+    QVERIFY(!w.controlPanel()->controls().pauseOnNonFinite);
 }
 
 void TestMainWindow::closingMidRunStopsTheWorker()

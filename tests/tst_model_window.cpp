@@ -167,7 +167,7 @@ void TestModelWindow::droppedModelTrainsUnderItsOwnPaths()
     QCOMPARE(logp.size(), 1);
     const int layer = w.layerModel()->layerAt(logp.first());
     QCOMPARE(w.layerModel()->indexForLayer(layer, LayerTreeModel::StatusColumn).data().toString(),
-             QStringLiteral("produced"));
+             QStringLiteral("born here at step 0"));
     QCOMPARE(w.nanMap()->columnCount(), 6);
     int originLayer = -1, originStep = -1;
     QVERIFY(w.nanMap()->originOutlined(&originLayer, &originStep));

@@ -81,13 +81,13 @@ private Q_SLOTS:
         QTest::addColumn<QString>("forward");
         QTest::addColumn<QString>("gradient");
         const char *ok = "finite, |max| 0.5";
-        QTest::addRow("root passes fc1's NaN on") << 0 << "passed on"
+        QTest::addRow("root passes fc1's NaN on") << 0 << "passed on from step 3"
                                                   << "3"
                                                   << "4096 NaN / 4096" << ok;
-        QTest::addRow("fc1 produced it") << 1 << "produced"
+        QTest::addRow("fc1 produced it") << 1 << "born here at step 3"
                                          << "3"
                                          << "4096 NaN / 4096" << ok;
-        QTest::addRow("bn1 passed it on") << 2 << "passed on"
+        QTest::addRow("bn1 passed it on") << 2 << "passed on from step 3"
                                           << "3"
                                           << "12 NaN / 4096" << ok;
         QTest::addRow("block stays clean") << 3 << "clean"
@@ -96,7 +96,7 @@ private Q_SLOTS:
         QTest::addRow("nested conv stays clean") << 4 << "clean"
                                                  << ""
                                                  << "finite, |max| 1.5" << ok;
-        QTest::addRow("fc2 later, in its gradient") << 5 << "passed on"
+        QTest::addRow("fc2 later, in its gradient") << 5 << "passed on from step 4"
                                                     << "4"
                                                     << "finite, |max| 1.5"
                                                     << "2 NaN / 4096";
@@ -124,7 +124,7 @@ private Q_SLOTS:
         // The sort rank maps back to the status, and the icon is drawn in its colour.
         const QModelIndex i = model.indexForLayer(id, Tree::StatusColumn);
         const auto rank = LayerStatus(i.data(Tree::SortRole).toInt());
-        QCOMPARE(layerStatusName(rank), status);
+        QVERIFY(status.startsWith(layerStatusName(rank)));
         const QIcon icon = qvariant_cast<QIcon>(i.data(Qt::DecorationRole));
         QCOMPARE(icon.pixmap(16, 16).toImage().pixelColor(8, 8), layerStatusColor(rank));
     }
@@ -177,7 +177,8 @@ private Q_SLOTS:
         QCOMPARE(changed.at(0).at(1).value<QModelIndex>(), model.indexForLayer(3, Tree::ColumnCount - 1));
         QCOMPARE(changed.at(1).at(0).value<QModelIndex>(), model.indexForLayer(4, 0));
         QCOMPARE(changed.at(1).at(1).value<QModelIndex>(), model.indexForLayer(4, Tree::ColumnCount - 1));
-        QCOMPARE(cell(model, 1, Tree::StatusColumn), u"produced"_s);  // stays, though finite now
+        // History, not the present: still born here, and since when it is clean again.
+        QCOMPARE(cell(model, 1, Tree::StatusColumn), u"born here at step 2, recovered at step 3"_s);
         QCOMPARE(reset.count(), 0);
         QCOMPARE(layout.count(), 0);
         QVERIFY(conv.isValid());

@@ -451,6 +451,8 @@ void TestPythonModels::causalMaskStaysClean()
     QCOMPARE(run->summary.nonFiniteSteps, 0);
     for (const StepRecordPtr &r : run->records)
         QVERIFY(r->layers[3].forward.present);  // enc.self_attn, whose output is a tuple
+    for (const Event &e : run->events)          // a healthy model raises no overflow forecast
+        QVERIFY2(e.kind != EventKind::Warning, e.text.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestPythonModels)

@@ -95,8 +95,12 @@ private Q_SLOTS:
     void seriesStaysBoundedAndKeepsExtremes_data();
     void seriesStaysBoundedAndKeepsExtremes();
     void seriesKeepsEveryNonFiniteBucket();
+    void decadesSpanned_data();
+    void decadesSpanned();
     void mapKeepsTheWorstCellOfAMergedColumn();
     void mapFindsTheColumnOfAStep();
+    void mapStepTicksAreRound_data();
+    void mapStepTicksAreRound();
     void headroomIsTheLargestOutputAgainstFp16();
     void skippedStepsAndLossScaleAreKept();
     void storeKeepsTheFirstOriginAndBoundedMarks();
@@ -142,6 +146,29 @@ void TestRunStore::seriesStaysBoundedAndKeepsExtremes()
     QCOMPARE(counted, (long long)values);
     QCOMPARE(s.buckets().front().firstStep, 0);
     QCOMPARE(s.buckets().back().lastStep, values - 1);
+}
+
+void TestRunStore::decadesSpanned_data()
+{
+    QTest::addColumn<QVector<double>>("values");
+    QTest::addColumn<double>("decades");
+    QTest::addRow("empty") << QVector<double>{} << 0.0;
+    QTest::addRow("one value") << QVector<double>{5.0} << 0.0;
+    QTest::addRow("flat") << QVector<double>{1.0, 2.0, 1.5} << std::log10(2.0);
+    QTest::addRow("diverging, then NaN") << QVector<double>{1.0, 10.0, 1e25, NAN, INFINITY} << 25.0;
+    QTest::addRow("zeros and negatives ignored") << QVector<double>{0.0, -5.0, 100.0, 0.1} << 3.0;
+    QTest::addRow("never positive") << QVector<double>{0.0, -1.0} << 0.0;
+}
+
+void TestRunStore::decadesSpanned()
+{
+    QFETCH(QVector<double>, values);
+    QFETCH(double, decades);
+    DecimatedSeries s(4);  // few buckets: merged buckets still give the span
+    for (int i = 0; i < values.size(); ++i)
+        s.append(i, values[i]);
+    QVERIFY2(std::abs(nanscope::decadesSpanned(s) - decades) < 1e-9,
+             qPrintable(QString::number(nanscope::decadesSpanned(s))));
 }
 
 void TestRunStore::seriesKeepsEveryNonFiniteBucket()
@@ -190,6 +217,42 @@ void TestRunStore::mapFindsTheColumnOfAStep()
     QCOMPARE(map.columnOfStep(5), 1);
     QCOMPARE(map.columnOfStep(9), 2);
     QCOMPARE(map.columnOfStep(10), -1);
+}
+
+void TestRunStore::mapStepTicksAreRound_data()
+{
+    QTest::addColumn<int>("capacity");
+    QTest::addColumn<int>("first");
+    QTest::addColumn<int>("steps");
+    QTest::addColumn<QVector<int>>("ticks");
+    QTest::addRow("36 steps") << 1024 << 0 << 36 << QVector<int>{0, 5, 10, 15, 20, 25, 30, 35};
+    QTest::addRow("100 steps") << 1024 << 0 << 100 << QVector<int>{0, 20, 40, 60, 80};
+    QTest::addRow("from step 7") << 1024 << 7 << 23 << QVector<int>{10, 15, 20, 25};
+    QTest::addRow("4 steps a column") << 4 << 0 << 16 << QVector<int>{0, 2, 4, 6, 8, 10, 12, 14};
+    QTest::addRow("one step") << 1024 << 3 << 1 << QVector<int>{3};
+}
+
+void TestRunStore::mapStepTicksAreRound()
+{
+    QFETCH(int, capacity);
+    QFETCH(int, first);
+    QFETCH(int, steps);
+    QFETCH(QVector<int>, ticks);
+    NanMapData map{std::size_t(capacity)};
+    map.reset(1);
+    for (int step = first; step < first + steps; ++step)
+        map.append(record(step, 1));
+    QVector<int> got;
+    double previous = -1.0;
+    for (const auto &[key, step] : roundStepTicks(map)) {
+        got.push_back(step);
+        // Inside the column that holds the step, in order.
+        const int c = map.columnOfStep(step);
+        QVERIFY(key >= c - 0.5 && key <= c + 0.5);
+        QVERIFY(key > previous);
+        previous = key;
+    }
+    QCOMPARE(got, ticks);
 }
 
 void TestRunStore::headroomIsTheLargestOutputAgainstFp16()

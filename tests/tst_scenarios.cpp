@@ -19,6 +19,8 @@ private Q_SLOTS:
     void origins_data();
     void origins();
     void largeLrCeStaysFinite();
+    void forecastsWarnBeforeTheOverflow_data();
+    void forecastsWarnBeforeTheOverflow();
     void nanInputFindsTheBadSamples();
     void bnConstantWithDefaultEpsIsFinite();
     void bnBatchOfOneIsAClearError();
@@ -29,6 +31,48 @@ private Q_SLOTS:
     void devicePathAgreesWithHostScan_data();
     void devicePathAgreesWithHostScan();
 };
+
+void TestScenarios::forecastsWarnBeforeTheOverflow_data()
+{
+    QTest::addColumn<QString>("scenario");
+    QTest::addColumn<int>("steps");         // 0: the scenario's default
+    QTest::addColumn<int>("overflowStep");  // the first non-finite step; -1: the run stays healthy
+    QTest::addColumn<QString>("layer");     // a warning must name it before overflowStep
+    QTest::addRow("large-lr-mse") << "large-lr-mse" << 10 << 8 << "fc2";
+    // Its earlier steps' non-finite gradients are the loss scaler at work.
+    QTest::addRow("fp16-overflow") << "fp16-overflow" << 66 << 65 << "head";
+    QTest::addRow("large-lr-ce stays finite") << "large-lr-ce" << 0 << -1 << "";
+    QTest::addRow("safe-training stays finite") << "safe-training" << 0 << -1 << "";
+}
+
+void TestScenarios::forecastsWarnBeforeTheOverflow()
+{
+    QFETCH(QString, scenario);
+    QFETCH(int, steps);
+    QFETCH(int, overflowStep);
+    QFETCH(QString, layer);
+    RunConfig config;
+    config.scenario = scenario.toStdString();
+    config.steps = steps;
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.firstNonFiniteStep, overflowStep);
+    std::vector<const Event *> warnings;
+    for (const Event &e : run->events)
+        if (e.kind == EventKind::Warning)
+            warnings.push_back(&e);
+    if (overflowStep < 0) {  // a false alarm is a defect
+        QVERIFY2(warnings.empty(), warnings.empty() ? "" : warnings.front()->text.c_str());
+        return;
+    }
+    const Event *named = nullptr;
+    for (const Event *w : warnings)
+        if (w->layer == run->layerId(layer.toStdString()) && !named)
+            named = w;
+    QVERIFY2(named, qPrintable(QStringLiteral("no warning for %1 among %2").arg(layer).arg(warnings.size())));
+    QVERIFY2(named->step < overflowStep, named->text.c_str());
+    QVERIFY2(QString::fromStdString(named->text).contains(QLatin1String(" overflow in about ")), named->text.c_str());
+}
 
 void TestScenarios::origins_data()
 {

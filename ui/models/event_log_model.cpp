@@ -16,6 +16,7 @@ QString eventKindName(EventKind kind)
     case EventKind::ControlChange: return QStringLiteral("control change");
     case EventKind::Paused: return QStringLiteral("paused");
     case EventKind::Error: return QStringLiteral("error");
+    case EventKind::Warning: return QStringLiteral("warning");
     }
     return {};
 }
@@ -25,6 +26,7 @@ QColor eventKindColor(EventKind kind)
     switch (kind) {
     case EventKind::Error:
     case EventKind::FirstNonFinite: return QColor(0xc6, 0x28, 0x28);  // red
+    case EventKind::Warning:
     case EventKind::Recovery:
     case EventKind::Rollback: return QColor(0xef, 0x6c, 0x00);       // orange
     case EventKind::ControlChange: return QColor(0x15, 0x65, 0xc0);  // blue

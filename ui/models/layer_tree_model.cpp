@@ -1,12 +1,16 @@
 #include "models/layer_tree_model.h"
 
+#include "run/nan_map_data.h"
+
 #include <QPainter>
 #include <QPixmap>
 #include <QSortFilterProxyModel>
 #include <QStringList>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
+#include <tuple>
 
 namespace nanscope {
 
@@ -15,7 +19,8 @@ QString layerStatusName(LayerStatus status)
     switch (status) {
     case LayerStatus::Clean: return QStringLiteral("clean");
     case LayerStatus::PassedOn: return QStringLiteral("passed on");
-    case LayerStatus::Produced: return QStringLiteral("produced");
+    case LayerStatus::BadWeights: return QStringLiteral("weights non-finite");
+    case LayerStatus::BornHere: return QStringLiteral("born here");
     }
     return {};
 }
@@ -23,9 +28,10 @@ QString layerStatusName(LayerStatus status)
 QColor layerStatusColor(LayerStatus status)
 {
     switch (status) {
-    case LayerStatus::Clean: return QColor(0x2e, 0x7d, 0x32);     // green
-    case LayerStatus::PassedOn: return QColor(0xef, 0x6c, 0x00);  // orange
-    case LayerStatus::Produced: return QColor(0xc6, 0x28, 0x28);  // red
+    case LayerStatus::Clean: return QColor(0x2e, 0x7d, 0x32);       // green
+    case LayerStatus::PassedOn: return QColor(0xef, 0x6c, 0x00);    // orange
+    case LayerStatus::BadWeights: return QColor(0x6a, 0x1b, 0x9a);  // purple
+    case LayerStatus::BornHere: return QColor(0xc6, 0x28, 0x28);    // red
     }
     return {};
 }
@@ -81,14 +87,30 @@ double sortFraction(const TensorHealth &h)
 
 LayerStatus LayerTreeModel::Node::status() const
 {
-    if (produced)
-        return LayerStatus::Produced;
+    if (bornStep >= 0)
+        return LayerStatus::BornHere;
+    if (badWeightsStep >= 0)
+        return LayerStatus::BadWeights;
     return sawNonFinite ? LayerStatus::PassedOn : LayerStatus::Clean;
+}
+
+QString LayerTreeModel::Node::statusText() const
+{
+    QString text;
+    switch (status()) {
+    case LayerStatus::Clean: return layerStatusName(LayerStatus::Clean);
+    case LayerStatus::PassedOn: text = QStringLiteral("passed on from step %1").arg(firstNonFinite); break;
+    case LayerStatus::BadWeights: text = QStringLiteral("weights non-finite from step %1").arg(badWeightsStep); break;
+    case LayerStatus::BornHere: text = QStringLiteral("born here at step %1").arg(bornStep); break;
+    }
+    if (recoveredStep >= 0)
+        text += QStringLiteral(", recovered at step %1").arg(recoveredStep);
+    return text;
 }
 
 LayerTreeModel::LayerTreeModel(QObject *parent)
     : QAbstractItemModel(parent), icons_{statusIcon(LayerStatus::Clean), statusIcon(LayerStatus::PassedOn),
-                                         statusIcon(LayerStatus::Produced)}
+                                         statusIcon(LayerStatus::BadWeights), statusIcon(LayerStatus::BornHere)}
 {
 }
 
@@ -119,34 +141,43 @@ void LayerTreeModel::setLayers(const std::vector<Layer> &layers)
 bool LayerTreeModel::apply(Node &node, const StepRecord &record, const LayerHealth *health) const
 {
     bool changed = false;
-    bool bad = false;
+    Marks marks;
     if (health) {  // a record without this layer's health leaves the last one shown
         changed = !sameShown(node.forward, health->forward) || !sameShown(node.grad, health->grad);
         node.forward = health->forward;
         node.grad = health->grad;
-        bad = health->nonFinite();
+        marks.observed = true;
+        marks.bad = health->nonFinite();
+        marks.weights = health->params.hasNonFinite();
     }
     const Origin &o = record.origin;
-    const bool producer = o.valid() && o.produced && o.layer == node.layer.id;
-    return markNonFinite(node, record.step, bad, producer) || changed;
+    marks.born = record.bornInLayer() == node.layer.id;
+    marks.weights = marks.weights || (record.failed() && o.layer == node.layer.id &&
+                                      (o.phase == Phase::Parameter || o.phase == Phase::Update));
+    return mark(node, record.step, marks) || changed;
 }
 
-bool LayerTreeModel::markNonFinite(Node &node, int step, bool bad, bool producer)
+bool LayerTreeModel::mark(Node &node, int step, Marks m)
 {
-    bool changed = false;
-    if ((bad || producer) && (node.firstNonFinite < 0 || step < node.firstNonFinite)) {
+    const auto shown = [](const Node &n) {
+        return std::make_tuple(n.firstNonFinite, n.sawNonFinite, n.bornStep, n.badWeightsStep, n.recoveredStep);
+    };
+    const auto before = shown(node);
+    const bool any = m.bad || m.born || m.weights;
+    if (any && (node.firstNonFinite < 0 || step < node.firstNonFinite))
         node.firstNonFinite = step;
-        changed = true;
+    node.sawNonFinite = node.sawNonFinite || m.bad;
+    if (m.born && (node.bornStep < 0 || step < node.bornStep))
+        node.bornStep = step;
+    if (m.weights && (node.badWeightsStep < 0 || step < node.badWeightsStep))
+        node.badWeightsStep = step;
+    if (any && step >= node.lastBadStep) {
+        node.lastBadStep = step;
+        node.recoveredStep = -1;
+    } else if (!any && m.observed && node.lastBadStep >= 0 && step > node.lastBadStep && node.recoveredStep < 0) {
+        node.recoveredStep = step;  // history: the first clean step since it was last non-finite
     }
-    if (bad && !node.sawNonFinite) {
-        node.sawNonFinite = true;
-        changed = true;
-    }
-    if (producer && !node.produced) {
-        node.produced = true;
-        changed = true;
-    }
-    return changed;
+    return shown(node) != before;
 }
 
 void LayerTreeModel::addChunks(const QVector<StepChunkPtr> &chunks)
@@ -160,11 +191,20 @@ void LayerTreeModel::addChunks(const QVector<StepChunkPtr> &chunks)
             if (id < 0 || std::size_t(id) >= chunk->layers.size())
                 continue;
             const StepChunk::LayerPart &part = chunk->layers[std::size_t(id)];
-            // A layer bad at one step and producer at another: both marks, the earlier step first.
-            if (part.firstNonFinite >= 0 && markNonFinite(nodes_[i], part.firstNonFinite, true, false))
-                changed[i] = true;
-            if (part.firstProduced >= 0 && markNonFinite(nodes_[i], part.firstProduced, false, true))
-                changed[i] = true;
+            // A layer bad at one step and born at another: both marks, the earlier step first. A
+            // chunk keeps its worst parameter step, not its first.
+            Node &n = nodes_[i];
+            const MapCell &params = part.cells[std::size_t(MapKind::Parameters)];  // LayerHealth order
+            std::vector<std::pair<int, Marks>> marks;
+            if (part.firstNonFinite >= 0)
+                marks.push_back({part.firstNonFinite, Marks{true, false, false}});
+            if (part.firstProduced >= 0)
+                marks.push_back({part.firstProduced, Marks{false, true, false}});
+            if (params.present && params.nan + params.posInf + params.negInf > 0)
+                marks.push_back({params.step, Marks{false, false, true}});
+            std::sort(marks.begin(), marks.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+            for (const auto &[step, m] : marks)
+                changed[i] = mark(n, step, m) || changed[i];
         }
     }
     emitChanged(changed);
@@ -275,7 +315,7 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
             return path.isEmpty() ? (type.isEmpty() ? QStringLiteral("(root)") : type)
                                   : path.section(QLatin1Char('.'), -1);
         case TypeColumn: return type;
-        case StatusColumn: return layerStatusName(status);
+        case StatusColumn: return n.statusText();
         case ForwardColumn: return healthSummary(n.forward);
         case GradientColumn: return healthSummary(n.grad);
         case FirstNonFiniteColumn: return n.firstNonFinite < 0 ? QString() : QString::number(n.firstNonFinite);
@@ -293,7 +333,7 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
         return icons_[std::size_t(status)];
     } else if (role == Qt::ToolTipRole) {
         QString tip = (path.isEmpty() ? QStringLiteral("(root module)") : path) + QStringLiteral(" (%1)").arg(type);
-        tip += QStringLiteral("\nstatus: ") + layerStatusName(status);
+        tip += QStringLiteral("\nstatus: ") + n.statusText();
         tip += QStringLiteral("\nforward: ") + healthSummary(n.forward);
         tip += QStringLiteral("\ngradient: ") + healthSummary(n.grad);
         if (n.firstNonFinite >= 0)

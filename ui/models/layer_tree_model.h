@@ -18,10 +18,14 @@ class QSortFilterProxyModel;
 
 namespace nanscope {
 
-enum class LayerStatus { Clean, PassedOn, Produced };  // ordered: the rank is the sort value
+// Ordered: the rank is the sort value. BornHere: a non-finite value was born in this layer (in
+// forward or backward); BadWeights: its parameters were non-finite (an update made them so);
+// PassedOn: it only carried non-finite values born elsewhere. A status is history: it stays after
+// the layer is clean again (the Status column then says when it recovered).
+enum class LayerStatus { Clean, PassedOn, BadWeights, BornHere };
 
-QString layerStatusName(LayerStatus status);  // "clean", "passed on", "produced"
-QColor layerStatusColor(LayerStatus status);  // green, orange, red
+QString layerStatusName(LayerStatus status);  // "clean", "passed on", "weights non-finite", "born here"
+QColor layerStatusColor(LayerStatus status);  // green, orange, purple, red
 // "2 NaN, 1 +Inf / 4096", "finite, |max| 3.21", or an em dash when nothing was observed.
 QString healthSummary(const TensorHealth &health);
 
@@ -71,22 +75,32 @@ private:
         TensorHealth forward;  // from the latest record
         TensorHealth grad;
         int firstNonFinite = -1;
-        bool produced = false;
+        int bornStep = -1;          // the first step a non-finite value was born here
+        int badWeightsStep = -1;    // the first step its parameters were non-finite
+        int lastBadStep = -1;       // the latest step anything of it was non-finite
+        int recoveredStep = -1;     // the first clean step after lastBadStep
         bool sawNonFinite = false;  // forward or gradient was non-finite in some step
 
         LayerStatus status() const;
+        QString statusText() const;  // "born here at step 8, recovered at step 9"
     };
 
     int nodeOf(const QModelIndex &index) const;
     const std::vector<int> &childrenOf(int node) const { return node < 0 ? top_ : nodes_[node].children; }
     bool apply(Node &node, const StepRecord &record, const LayerHealth *health) const;
-    static bool markNonFinite(Node &node, int step, bool bad, bool producer);
+    struct Marks {
+        bool bad = false;       // its forward output or gradient was non-finite
+        bool born = false;      // the step's non-finite value was born here
+        bool weights = false;   // its parameters were non-finite
+        bool observed = false;  // the step measured it: without a mark, it was clean then
+    };
+    static bool mark(Node &node, int step, Marks marks);
     void emitChanged(const std::vector<bool> &changed);
 
     std::vector<Node> nodes_;  // in the order setLayers received them
     std::vector<int> top_;     // nodes without a parent: normally just the root module
     std::unordered_map<int, int> nodeOfId_;
-    std::array<QIcon, 3> icons_;
+    std::array<QIcon, 4> icons_;
 };
 
 // A proxy for the tree view: recursive filtering on the name column (ancestors of a match stay

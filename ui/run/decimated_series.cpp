@@ -1,6 +1,8 @@
 #include "run/decimated_series.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace nanscope {
 
@@ -42,6 +44,21 @@ void DecimatedSeries::clear()
     buckets_.clear();
     width_ = 1;
     values_ = 0;
+}
+
+double decadesSpanned(const DecimatedSeries &series)
+{
+    double largest = 0.0, smallestPositive = std::numeric_limits<double>::infinity();
+    for (const SeriesBucket &b : series.buckets()) {
+        if (b.finiteCount == 0 || b.max <= 0.0)
+            continue;
+        largest = std::max(largest, b.max);
+        // A bucket whose minimum is not positive holds at least its maximum as a positive value.
+        smallestPositive = std::min(smallestPositive, b.min > 0.0 ? b.min : b.max);
+    }
+    if (largest <= 0.0 || !std::isfinite(smallestPositive))
+        return 0.0;
+    return std::log10(largest / smallestPositive);
 }
 
 }  // namespace nanscope

@@ -33,4 +33,9 @@ private:
     std::vector<SeriesBucket> buckets_;
 };
 
+// Decades between the smallest positive and the largest finite value of `series` (0 without two
+// positive finite values): a loss that grows from 1 to 1e25 spans 25. On a linear axis such a
+// series is a flat line and then a cliff.
+double decadesSpanned(const DecimatedSeries &series);
+
 }  // namespace nanscope

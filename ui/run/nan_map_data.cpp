@@ -117,4 +117,28 @@ int NanMapData::columnOfStep(int step) const
     return int(it - columns_.begin());
 }
 
+std::vector<std::pair<double, int>> roundStepTicks(const NanMapData &data, int maxTicks)
+{
+    std::vector<std::pair<double, int>> ticks;
+    const int columns = data.columnCount();
+    if (columns == 0 || maxTicks < 1)
+        return ticks;
+    const int first = data.firstStep(0), last = data.lastStep(columns - 1);
+    // The smallest round interval that gives at most maxTicks ticks.
+    const double raw = double(last - first + 1) / maxTicks;
+    long long interval = 1;
+    for (long long scale = 1; interval < raw; scale *= 10)
+        for (long long m : {1, 2, 5})
+            if ((interval = m * scale) >= raw)
+                break;
+    for (long long t = (first + interval - 1) / interval * interval; t <= last; t += interval) {
+        const int c = data.columnOfStep(int(t));
+        if (c < 0)
+            continue;
+        const int span = data.lastStep(c) - data.firstStep(c) + 1;
+        ticks.emplace_back(c - 0.5 + (double(t - data.firstStep(c)) + 0.5) / span, int(t));
+    }
+    return ticks;
+}
+
 }  // namespace nanscope

@@ -7,6 +7,7 @@
 #include "nanscope/step_chunk.h"
 
 #include <array>
+#include <utility>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -58,5 +59,10 @@ private:
     int width_ = 1;
     std::vector<Column> columns_;
 };
+
+// Step-axis ticks at round steps (multiples of 1, 2 or 5 x 10^k, at most `maxTicks`), each at its
+// position among the columns: column c covers keys c - 0.5 .. c + 0.5 for its steps. Pairs of
+// (key, step).
+std::vector<std::pair<double, int>> roundStepTicks(const NanMapData &data, int maxTicks = 8);
 
 }  // namespace nanscope

@@ -15,6 +15,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QSettings>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
@@ -103,6 +104,12 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     recoveryForm->addRow(tr("Retries before stopping"), maxRetries_);
     recoveryForm->addRow(pause_);
     outer->addWidget(recoveryBox);
+    // Reset clears the run and keeps these controls; this brings back the scenario's own.
+    auto *defaults = new QPushButton(tr("Scenario &defaults"));
+    defaults->setObjectName(QStringLiteral("defaultsButton"));
+    defaults->setToolTip(tr("Set the steps and every control above back to the scenario's (or model's) defaults"));
+    connect(defaults, &QPushButton::clicked, this, &ControlPanel::loadScenarioDefaults);
+    outer->addWidget(defaults);
     outer->addStretch();
 
     connect(scenario_, &QComboBox::currentIndexChanged, this, [this] {

@@ -122,7 +122,7 @@ void NanMapView::setLayerTicks()
 }
 
 // Columns sit at integer keys 0..n-1 (a decimated column spans several steps); the step axis
-// labels show the first step of the columns under the ticks.
+// ticks sit at round steps, inside the columns that hold them.
 void NanMapView::redraw()
 {
     if (!store_)
@@ -146,9 +146,8 @@ void NanMapView::redraw()
             map_->data()->setCell(c, l, mapColourValue(data.cell(kind_, c, l), kind_));
 
     QSharedPointer<QCPAxisTickerText> steps(new QCPAxisTickerText);
-    const int every = std::max(1, columns / 8);
-    for (int c = 0; c < columns; c += every)
-        steps->addTick(c, QString::number(data.firstStep(c)));
+    for (const auto &[key, step] : roundStepTicks(data))
+        steps->addTick(key, QString::number(step));
     plot_->xAxis->setTicker(steps);
     plot_->xAxis->setRange(-0.5, keySize - 0.5);
     plot_->yAxis->setRange(-0.5, valueSize - 0.5);

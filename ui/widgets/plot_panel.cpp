@@ -90,6 +90,7 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     lossPlot()->legend->setVisible(false);  // one series: the axis names it
 
     connect(logScale_, &QCheckBox::toggled, this, &PlotPanel::setLogScale);
+    connect(logScale_, &QCheckBox::clicked, this, [this] { userChoseScale_ = true; });  // not setChecked()
     connect(fit, &QPushButton::clicked, this, [this] {
         followRun_ = true;
         fitSteps();
@@ -110,6 +111,8 @@ void PlotPanel::clear()
                 p->removeItem(i);
     markCount_ = 0;
     followRun_ = true;
+    if (!userChoseScale_)
+        setLogScale(false);
     setCursorStep(-1);
     firstStep_ = lastStep_ = 0;
     replotAll();
@@ -117,6 +120,10 @@ void PlotPanel::clear()
 
 void PlotPanel::refresh(const RunStore &store)
 {
+    if (!userChoseScale_ && !logScale_->isChecked() &&
+        std::max(decadesSpanned(store.series(Series::Loss)), decadesSpanned(store.series(Series::GradNorm))) >
+            kAutoLogDecades)
+        setLogScale(true);
     showSeries(loss_, store.series(Series::Loss));
     showSeries(grad_, store.series(Series::GradNorm));
     showSeries(clipped_, store.series(Series::GradNormClipped));

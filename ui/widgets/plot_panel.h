@@ -23,6 +23,9 @@ public:
     void clear();
     void refresh(const RunStore &store);
     void setLogScale(bool on);
+    // The loss or gradient norm spans more than this many decades: the value axes turn
+    // logarithmic by themselves, unless the user chose.
+    static constexpr double kAutoLogDecades = 3.0;
     void setCursorStep(int step);  // -1 hides the cursor
     int cursorStep() const { return cursorStep_; }
 
@@ -54,7 +57,8 @@ private:
     QCPItemStraightLine *cursors_[kPlots] = {};
     int cursorStep_ = -1;
     int markCount_ = 0;
-    bool followRun_ = true;  // false once the user zooms or pans, until a double-click
+    bool followRun_ = true;        // false once the user zooms or pans, until a double-click
+    bool userChoseScale_ = false;  // the user ticked or unticked Log scale: no automatic choice
     bool syncing_ = false;
     QPoint pressPos_;
     int lastStep_ = 0;

@@ -211,7 +211,7 @@ void MainWindow::resetRun()
     eventModel_->clear();
     origin_->clear();
     lastRecord_.reset();
-    controls_->loadScenarioDefaults();
+    // The user's controls stay (pause on non-finite, recovery, LR): Scenario defaults resets them.
     updateStatus();
 }
 

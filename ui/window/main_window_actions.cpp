@@ -49,6 +49,7 @@ void MainWindow::buildActions()
     QAction *stop = make(QStringLiteral("stop"), tr("St&op"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&c] { c.stop(); });
     QAction *reset =
         make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
+    reset->setToolTip(tr("Stop and clear the run (plots, map, tree, log); your controls stay"));
     QAction *rollback =
         make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &c] {
             c.requestRollback();

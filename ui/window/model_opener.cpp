@@ -83,8 +83,9 @@ QString modelPageMarkdown(const QString &path, const ModelInputChoice &input, co
         "## What to try\n\n"
         "- Start with the recovery policy off and *Pause on non-finite* on: the run stops before the update "
         "that would spread the first NaN into the weights, and the origin panel names the layer and the op.\n"
-        "- A layer marked *produced* had finite inputs and a non-finite output: look there first. "
-        "*Passed on* means it only carried a value born earlier.\n"
+        "- A layer marked *born here* had finite inputs and a non-finite output: look there first. "
+        "*Passed on* means it only carried a value born earlier; *weights non-finite*, that an update "
+        "made its parameters NaN or Inf.\n"
         "- Lower the learning rate, turn on gradient clipping or switch the precision while paused, then "
         "*Retry* the same step to see whether the change fixes it.\n");
     return page;

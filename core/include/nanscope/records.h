@@ -90,12 +90,21 @@ struct StepRecord {
     // Non-finite values the loss scaler cannot absorb: what the run's first non-finite step,
     // origin and pause-on-non-finite are about.
     bool failed() const { return nonFinite() && !scalerAbsorbs(); }
+    // The layer this step's non-finite value was born in (forward or backward), or -1: none, the
+    // input or the loss, weights an earlier update made non-finite, or an absorbed overflow.
+    int bornInLayer() const
+    {
+        return failed() && origin.produced && (origin.phase == Phase::Forward || origin.phase == Phase::Backward)
+                   ? origin.layer
+                   : -1;
+    }
 };
 using StepRecordPtr = std::shared_ptr<const StepRecord>;
 
-enum class EventKind { Info, FirstNonFinite, Recovery, Rollback, ControlChange, Paused, Error };
-// "info", "first-nonfinite", "recovery", "rollback", "control-change", "paused", "error": as run
-// files and `run --json` spell them.
+// Warning: a value heading for the precision's largest value (an overflow forecast).
+enum class EventKind { Info, FirstNonFinite, Recovery, Rollback, ControlChange, Paused, Error, Warning };
+// "info", "first-nonfinite", "recovery", "rollback", "control-change", "paused", "error",
+// "warning": as run files and `run --json` spell them.
 const char *eventKindId(EventKind kind);
 EventKind eventKindFromId(const std::string &id);  // Info for an id it does not know
 

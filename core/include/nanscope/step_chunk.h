@@ -64,7 +64,7 @@ struct StepChunk {
     struct LayerPart {
         std::array<MapCell, kLayerHealthKinds> cells;
         int firstNonFinite = -1;  // the first step whose forward output or gradient was non-finite
-        int firstProduced = -1;   // the first step whose origin this layer produced
+        int firstProduced = -1;   // the first step whose non-finite value was born here (bornInLayer)
         int nonFiniteSteps = 0;
     };
 

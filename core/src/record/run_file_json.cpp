@@ -306,6 +306,7 @@ const char *eventKindId(EventKind k)
     case EventKind::ControlChange: return "control-change";
     case EventKind::Paused: return "paused";
     case EventKind::Error: return "error";
+    case EventKind::Warning: return "warning";
     }
     return "info";
 }
@@ -313,7 +314,7 @@ const char *eventKindId(EventKind k)
 EventKind eventKindFromId(const std::string &name)
 {
     for (EventKind k : {EventKind::FirstNonFinite, EventKind::Recovery, EventKind::Rollback, EventKind::ControlChange,
-                        EventKind::Paused, EventKind::Error})
+                        EventKind::Paused, EventKind::Error, EventKind::Warning})
         if (name == eventKindId(k))
             return k;
     return EventKind::Info;

@@ -135,10 +135,9 @@ void StepChunk::add(const StepRecord &r)
                 part.firstNonFinite = r.step;
         }
     }
-    const Origin &o = r.origin;
-    if (o.valid() && o.produced && o.layer >= 0 && std::size_t(o.layer) < layers.size() &&
-        layers[std::size_t(o.layer)].firstProduced < 0)
-        layers[std::size_t(o.layer)].firstProduced = r.step;
+    const int born = r.bornInLayer();
+    if (born >= 0 && std::size_t(born) < layers.size() && layers[std::size_t(born)].firstProduced < 0)
+        layers[std::size_t(born)].firstProduced = r.step;
 }
 
 }  // namespace nanscope

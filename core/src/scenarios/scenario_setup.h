@@ -17,9 +17,9 @@ namespace nanscope {
 enum class LossKind { CrossEntropy, Mse, NegLogOfProbabilities, ModelOwn };
 
 struct Dataset {
-    at::Tensor x;                  // [N, features...]
-    at::Tensor y;                  // class labels (int64) or regression targets
-    std::vector<at::Tensor> side;  // a model file's further inputs, [N, ...] each
+    at::Tensor x;                       // [N, features...]
+    at::Tensor y;                       // class labels (int64) or regression targets
+    std::vector<at::Tensor> side = {};  // a model file's further inputs, [N, ...] each
 };
 
 struct ScenarioSetup {

@@ -51,6 +51,7 @@ void RunLoop::begin()
     const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
     trainer_ = std::make_unique<Trainer>(std::move(setup), config_);
     perLayer_.assign(trainer_->layers().size(), 0);
+    forecast_.reset(trainer_->layers());
     link_.notify([this](RunObserver &o) { o.runStarted(run_, trainer_->layers(), config_); });
     raise({EventKind::Info, 0, -1,
            "run " + std::to_string(run_) + ": " + summary_.source + " on " + config_.device + ", " +
@@ -82,6 +83,8 @@ void RunLoop::trainSteps()
         record->run = run_;
         activeMillis_ += record->stepMillis;
         noteNonFinite(*record);
+        for (Event &warning : forecast_.add(*record, controls.precision, trainer_->precisionLabel()))
+            raise(std::move(warning));
 
         const Outcome outcome =
             record->failed() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
