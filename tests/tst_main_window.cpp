@@ -97,6 +97,8 @@ void TestMainWindow::valueAxesTurnLogarithmicWhenASeriesSpansDecades()
         w.show();
         QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
         QVERIFY(isLog(w));
+        // The overflow forecast of step 7 is in the log and marked on the map.
+        QVERIFY(w.nanMap()->warningMarkCount() >= 1);
         QVERIFY(w.plots()->gradPlot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
     }
     {

@@ -18,6 +18,7 @@ void RunStore::reset(const std::vector<Layer> &layers)
     lossScaling_ = false;
     map_.reset(int(layers.size()));
     marks_.clear();
+    warnings_.clear();
     firstOrigin_ = Origin{};
     steps_ = 0;
     lastStep_ = -1;
@@ -62,6 +63,13 @@ void RunStore::addControlMark(int step, const std::string &text)
     if (marks_.size() >= markCapacity_)
         marks_.erase(marks_.begin());
     marks_.push_back({step, text});
+}
+
+void RunStore::addWarning(int step, int layer, const std::string &text)
+{
+    if (warnings_.size() >= markCapacity_)
+        warnings_.erase(warnings_.begin());
+    warnings_.push_back({step, layer, text});
 }
 
 }  // namespace nanscope

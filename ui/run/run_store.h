@@ -18,6 +18,13 @@ struct ControlMark {
     std::string text;  // "lr 0.01", "clip 5"
 };
 
+// An overflow forecast about a layer (a `warning` event), marked on the map.
+struct WarningMark {
+    int step = 0;
+    int layer = -1;
+    std::string text;
+};
+
 class RunStore {
 public:
     explicit RunStore(std::size_t seriesCapacity = 2048, std::size_t mapCapacity = 1024);
@@ -28,6 +35,7 @@ public:
     // once the buckets are at least a chunk wide.
     void appendChunk(const StepChunk &chunk);
     void addControlMark(int step, const std::string &text);
+    void addWarning(int step, int layer, const std::string &text);  // bounded like the control marks
 
     const std::vector<Layer> &layers() const { return layers_; }
     const DecimatedSeries &series(Series s) const { return series_[int(s)]; }
@@ -37,6 +45,7 @@ public:
     bool usesLossScaling() const { return lossScaling_; }
     const NanMapData &map() const { return map_; }
     const std::vector<ControlMark> &controlMarks() const { return marks_; }
+    const std::vector<WarningMark> &warnings() const { return warnings_; }
     const Origin &firstOrigin() const { return firstOrigin_; }
     long long stepsSeen() const { return steps_; }
     int lastStep() const { return lastStep_; }
@@ -48,6 +57,7 @@ private:
     bool lossScaling_ = false;
     NanMapData map_;
     std::vector<ControlMark> marks_;
+    std::vector<WarningMark> warnings_;
     Origin firstOrigin_;
     long long steps_ = 0;
     int lastStep_ = -1;

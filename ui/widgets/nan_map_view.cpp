@@ -96,6 +96,9 @@ void NanMapView::clear()
     store_ = nullptr;
     map_->data()->clear();
     outline_->setVisible(false);
+    for (QCPItemRect *w : warningItems_)
+        plot_->removeItem(w);
+    warningItems_.clear();
     originLayer_ = originStep_ = -1;
     tickedLayers_ = -1;
     plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -161,7 +164,27 @@ void NanMapView::redraw()
         outline_->topLeft->setCoords(originColumn - 0.5, origin.layer - 0.5);
         outline_->bottomRight->setCoords(originColumn + 0.5, origin.layer + 0.5);
     }
+    showWarnings(data);
     plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// A few marks at most (one per layer and run): rebuilt on each redraw.
+void NanMapView::showWarnings(const NanMapData &data)
+{
+    for (QCPItemRect *w : warningItems_)
+        plot_->removeItem(w);
+    warningItems_.clear();
+    for (const WarningMark &w : store_->warnings()) {
+        const int column = data.columnOfStep(w.step);
+        if (column < 0 || w.layer < 0 || w.layer >= data.layerCount())
+            continue;
+        auto *mark = new QCPItemRect(plot_);
+        mark->setPen(QPen(QColor(0xef, 0x6c, 0x00), 2, Qt::DashLine));  // the event log's warning colour
+        mark->setBrush(Qt::NoBrush);
+        mark->topLeft->setCoords(column - 0.5, w.layer - 0.5);
+        mark->bottomRight->setCoords(column + 0.5, w.layer + 0.5);
+        warningItems_.push_back(mark);
+    }
 }
 
 int NanMapView::columnCount() const { return store_ ? store_->map().columnCount() : 0; }

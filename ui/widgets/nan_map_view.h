@@ -33,6 +33,8 @@ public:
     // The colour value shown for `layer` at `step` (NaN when not drawn), and the outline's cell.
     double shownValue(int layer, int step) const;
     bool originOutlined(int *layer = nullptr, int *step = nullptr) const;
+    // Overflow forecasts drawn as dashed cells (those whose step and layer are on the map).
+    int warningMarkCount() const { return int(warningItems_.size()); }
     QString describeCell(int layer, int column) const;
     // The cell under a widget position of the plot, false outside the map.
     bool cellAt(const QPointF &pos, int *layer, int *column) const;
@@ -51,7 +53,9 @@ private:
     QLabel *legend_ = nullptr;
     QCustomPlot *plot_ = nullptr;
     QCPColorMap *map_ = nullptr;
+    void showWarnings(const NanMapData &data);
     QCPItemRect *outline_ = nullptr;
+    std::vector<QCPItemRect *> warningItems_;
     const RunStore *store_ = nullptr;
     MapKind kind_ = MapKind::Forward;
     int originLayer_ = -1;

@@ -269,9 +269,14 @@ void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
 
 void MainWindow::onEvents(const QVector<Event> &events)
 {
+    bool warned = false;
     for (const Event &e : events) {
         if (e.kind == EventKind::ControlChange)
             store_.addControlMark(e.step, e.text);
+        if (e.kind == EventKind::Warning && e.layer >= 0) {
+            store_.addWarning(e.step, e.layer, e.text);
+            warned = true;
+        }
         if (e.kind == EventKind::Paused) {  // the paused step's record comes once it is decided
             origin_->showPaused(e.origin);
             if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
@@ -281,6 +286,8 @@ void MainWindow::onEvents(const QVector<Event> &events)
     eventModel_->append(events);
     eventView_->scrollToBottom();
     plots_->refresh(store_);
+    if (warned)  // records and events arrive in separate batches: mark the map now
+        map_->refresh(store_);
 }
 
 void MainWindow::onState(SessionState state)
