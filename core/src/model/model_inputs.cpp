@@ -84,6 +84,21 @@ std::string signature(const TorchScriptModel &model)
 
 }  // namespace
 
+ForwardInputs forwardInputs(const torch::jit::Module &module)
+{
+    ForwardInputs in;
+    const auto forward = module.find_method("forward");
+    if (!forward)
+        return in;
+    const auto &args = forward->function().getSchema().arguments();
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        in.names.push_back(args[i].name());
+        in.required += args[i].default_value() ? 0 : 1;
+        in.defaults.push_back(args[i].default_value().value_or(c10::IValue()));
+    }
+    return in;
+}
+
 std::optional<FirstLayer> firstWeightedLayer(const torch::jit::Module &module)
 {
     for (const auto &m : module.named_modules())

@@ -33,6 +33,15 @@ at::Tensor loadTensorFile(const std::string &path, const std::string &what);
 std::vector<at::Tensor> loadTensorsFile(const std::string &path, const std::string &what,
                                         const std::vector<std::string> &names);
 
+// The arguments of a module's forward after self: names, defaults (None where there is none) and
+// how many have no default. Empty when the module has no forward.
+struct ForwardInputs {
+    std::vector<std::string> names;
+    std::vector<c10::IValue> defaults;
+    std::size_t required = 0;
+};
+ForwardInputs forwardInputs(const torch::jit::Module &module);
+
 // The first module (in named_modules() order) with a matrix or convolution weight: what it takes
 // is what the model takes, for the usual models whose first layer reads the input.
 struct FirstLayer {

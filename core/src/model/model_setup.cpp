@@ -114,13 +114,10 @@ InputGuess guessInputShape(const std::string &modelPath)
 {
     const torch::jit::Module module = loadTorchScript(modelPath);
     InputGuess g;
-    if (const auto forward = module.find_method("forward")) {
-        const auto &args = forward->function().getSchema().arguments();
-        g.requiredInputs = 0;
-        for (std::size_t i = 1; i < args.size(); ++i) {
-            g.inputNames.push_back(args[i].name());
-            g.requiredInputs += args[i].default_value() ? 0 : 1;
-        }
+    if (module.find_method("forward")) {
+        const ForwardInputs inputs = forwardInputs(module);
+        g.inputNames = inputs.names;
+        g.requiredInputs = inputs.required;
     }
     const auto first = firstWeightedLayer(module);
     if (!first) {

@@ -1,5 +1,6 @@
 #include "model/torchscript_model.h"
 
+#include "model/model_inputs.h"
 #include "model/model_output.h"
 #include "probe/node_trace_op.h"
 #include "probe/observe_op.h"
@@ -14,9 +15,9 @@ namespace nanscope {
 namespace {
 
 // The function shares the graph: the InstrumentedGraph's path table need not outlive this.
-std::unique_ptr<torch::jit::GraphFunction> runnable(const InstrumentedGraph &g, const char *name)
+std::unique_ptr<torch::jit::GraphFunction> runnable(const std::shared_ptr<torch::jit::Graph> &graph, const char *name)
 {
-    return std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName(name), g.graph, nullptr);
+    return std::make_unique<torch::jit::GraphFunction>(c10::QualifiedName(name), graph, nullptr);
 }
 
 }  // namespace
@@ -62,25 +63,19 @@ TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(module)
     const auto forward = module_.find_method("forward");
     if (!forward)
         throw std::invalid_argument("the model has no forward method");
-    // self, then the data and any further inputs (a mask, lengths): each batch feeds them all.
-    const auto &args = forward->function().getSchema().arguments();
-    if (args.size() < 2)
+    // The data and any further inputs (a mask, lengths): each batch feeds them all.
+    inputs_ = forwardInputs(module_);
+    if (inputs_.names.empty())
         throw std::invalid_argument("the model's forward takes no input; NaNScope feeds it at least one tensor");
-    requiredInputs_ = 0;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-        inputNames_.push_back(args[i].name());
-        requiredInputs_ += args[i].default_value() ? 0 : 1;
-        defaults_.push_back(args[i].default_value().value_or(c10::IValue()));
-    }
     graph_ = instrumentForward(module_, ids);
-    function_ = runnable(graph_, "nanscope.instrumented_forward");
+    function_ = runnable(graph_.graph, "nanscope.instrumented_forward");
     layerIds_ = std::move(ids);
 }
 
 bool TorchScriptModel::setHalfEmulation(bool on)
 {
     if (on && !halfFunction_)
-        halfFunction_ = runnable(instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/true),
+        halfFunction_ = runnable(instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/true).graph,
                                  "nanscope.fp16_emulated_forward");
     halfEmulation_ = on;
     return true;
@@ -131,8 +126,8 @@ at::Tensor TorchScriptModel::forward(const at::Tensor &x, const std::vector<at::
     torch::jit::Stack stack{module_._ivalue(), x};
     stack.insert(stack.end(), sideInputs.begin(), sideInputs.end());
     // The instrumented graph has no schema to fill in defaults: the forward's own are pushed.
-    for (std::size_t i = stack.size() - 1; i < defaults_.size(); ++i)
-        stack.push_back(defaults_[i]);
+    for (std::size_t i = stack.size() - 1; i < inputs_.defaults.size(); ++i)
+        stack.push_back(inputs_.defaults[i]);
     (nodeTracing_ ? tracedFunction_ : halfEmulation_ ? halfFunction_ : function_)->run(stack);
     return selectOutput(stack.back(), outputSelector_);
 }
@@ -160,8 +155,7 @@ void TorchScriptModel::setNodeTracing(bool on)
     if (on && (!traced_ || tracedHalf_ != halfEmulation_)) {
         traced_ = std::make_unique<NodeTracedGraph>(
             traceEveryNode(instrumentForward(module_, layerIds_, /*roundOutputsThroughHalf=*/halfEmulation_)));
-        tracedFunction_ = std::make_unique<torch::jit::GraphFunction>(
-            c10::QualifiedName("nanscope.node_traced_forward"), traced_->graph, nullptr);
+        tracedFunction_ = runnable(traced_->graph, "nanscope.node_traced_forward");
         tracedHalf_ = halfEmulation_;
     }
     if (on)

@@ -4,6 +4,7 @@
 // parameters, buffers and training mode are shared and nothing is cloned); the unprobed forward
 // is the module's own.
 #include "model/model_adapter.h"
+#include "model/model_inputs.h"
 #include "model/torchscript_instrument.h"
 #include "model/torchscript_node_trace.h"
 
@@ -30,8 +31,8 @@ public:
     // The output trained on: "" the first tensor, else a position or a dict key (model_output.h).
     void setOutputSelector(const std::string &selector) { outputSelector_ = selector; }
     // The forward's arguments after self, and how many of them have no default.
-    const std::vector<std::string> &inputNames() const { return inputNames_; }
-    std::size_t requiredInputs() const { return requiredInputs_; }
+    const std::vector<std::string> &inputNames() const { return inputs_.names; }
+    std::size_t requiredInputs() const { return inputs_.required; }
     // The whole output of an unprobed forward: what describeOutput() and selectOutput() read.
     c10::IValue rawForward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs);
     void setTraining(bool on) override { module_.train(on); }
@@ -67,9 +68,7 @@ private:
     bool tracedHalf_ = false;
     bool nodeTracing_ = false;
     std::vector<NodeEvent> events_;
-    std::vector<std::string> inputNames_;
-    std::vector<c10::IValue> defaults_;  // per input: its default value, None where it has none
-    std::size_t requiredInputs_ = 1;
+    ForwardInputs inputs_;
 };
 
 // "SqrtBackward0" -> "aten::sqrt", "NativeBatchNormBackward0" -> "aten::native_batch_norm".
