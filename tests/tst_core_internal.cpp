@@ -3,7 +3,7 @@
 // restores everything).
 #include "probe/op_tracer.h"
 #include "health/tensor_health.h"
-#include "session/overflow_forecast.h"
+#include "session/trend_forecast.h"
 #include "training/trainer.h"
 
 #include <torch/torch.h>
@@ -65,6 +65,8 @@ private Q_SLOTS:
     void rollbackRestoresBuffersAndOptimizerBitForBit();
     void overflowForecast_data();
     void overflowForecast();
+    void otherForecasts_data();
+    void otherForecasts();
 };
 
 void TestCoreInternal::health_data()
@@ -350,7 +352,7 @@ void TestCoreInternal::overflowForecast()
     QFETCH(int, precision);
     QFETCH(int, warnStep);
     QFETCH(QString, text);
-    OverflowForecast forecast;
+    TrendForecast forecast;
     forecast.reset({{0, "", "Net", -1}, {1, "fc", "Linear", 0}});
     int warnedAt = -1, warnings = 0;
     QString warned;
@@ -379,6 +381,94 @@ void TestCoreInternal::overflowForecast()
     QCOMPARE(warnedAt, warnStep);
     QCOMPARE(warned, text);
     QVERIFY(warnings <= 1);  // once a series
+}
+
+// The other trends: a value shrinking to 0 in reduced precision, updates as large as the weights,
+// a loss scale that keeps falling below 1. `series` is what follows `values`, one step each.
+void TestCoreInternal::otherForecasts_data()
+{
+    QTest::addColumn<QString>("series");
+    QTest::addColumn<QVector<double>>("values");
+    QTest::addColumn<int>("precision");
+    QTest::addColumn<int>("warnStep");  // -1: no warning
+    QTest::addColumn<QString>("text");
+    QVector<double> tenthEachStep;  // /10 a step from 1e-2: fp16's 6e-8 is reached after step 5
+    for (double v = 1e-2; tenthEachStep.size() < 8; v /= 10)
+        tenthEachStep << v;
+    // Half of fp16's 7.2 decades down is 2.4e-4: step 2 (1e-4) is the first past it; 3.2 decades
+    // are left at one a step.
+    QTest::addRow("fp16 gradient falling") << "grad" << tenthEachStep << int(Precision::FP16) << 3
+                                           << "the gradient into fc shrinks x0.1 a step: below fp16's smallest value "
+                                              "(6e-08) it rounds to 0 in about 2 steps";
+    QTest::addRow("fp16 output falling") << "forward" << tenthEachStep << int(Precision::FP16) << 3
+                                         << "fc output shrinks x0.1 a step: below fp16's smallest value (6e-08) it "
+                                            "rounds to 0 in about 2 steps";
+    QTest::addRow("fp32: nothing vanishes") << "grad" << tenthEachStep << int(Precision::FP32) << -1 << "";
+    QTest::addRow("bf16: far from its smallest") << "grad" << tenthEachStep << int(Precision::BF16) << -1 << "";
+    QTest::addRow("fp16, small but flat") << "grad" << QVector<double>(20, 1e-5) << int(Precision::FP16) << -1 << "";
+    QTest::addRow("updates as large as the weights")
+        << "update" << QVector<double>{0.01, 2, 3, 5, 8} << int(Precision::FP32) << 3
+        << "fc weights move by 5 times their size a step (3 steps running; usual: 1e-4 to 1e-2): updates this large "
+           "diverge, lower the learning rate";
+    // A zero-initialised layer doubles, then grows by half, then a third: not divergence.
+    QTest::addRow("a layer growing from zero")
+        << "update" << QVector<double>{1, 1, 0.5, 0.33, 0.25, 1, 1, 0.9} << int(Precision::FP32) << -1 << "";
+    QTest::addRow("usual updates") << "update" << QVector<double>(30, 1e-3) << int(Precision::FP32) << -1 << "";
+    QTest::addRow("loss scale keeps falling below 1")
+        << "scale" << QVector<double>{65536, 2, 1, 0.5, 0.5, 0.25, 0.125} << int(Precision::FP16) << 5
+        << "the loss scale fell to 0.25 and keeps falling: gradients overflow fp16 even unscaled, and the scaler has "
+           "nothing left to give";
+    QTest::addRow("loss scale backs off to 0.5 once")
+        << "scale" << QVector<double>{65536, 1, 0.5, 0.5, 1, 2} << int(Precision::FP16) << -1 << "";
+}
+
+void TestCoreInternal::otherForecasts()
+{
+    QFETCH(QString, series);
+    QFETCH(QVector<double>, values);
+    QFETCH(int, precision);
+    QFETCH(int, warnStep);
+    QFETCH(QString, text);
+    TrendForecast forecast;
+    forecast.reset({{0, "", "Net", -1}, {1, "fc", "Linear", 0}});
+    int warnedAt = -1, warnings = 0;
+    QString warned;
+    const std::string name = precisionName(Precision(precision));
+    for (int step = 0; step < values.size(); ++step) {
+        StepRecord r;
+        r.step = step;
+        r.layers.resize(2);
+        LayerHealth &h = r.layers[1];
+        for (TensorHealth *t : {&h.forward, &h.grad}) {
+            t->present = true;
+            t->numel = 1;
+            t->absMax = 1.0;  // flat
+        }
+        if (series == QLatin1String("grad"))
+            h.grad.absMax = values[step];
+        else if (series == QLatin1String("forward"))
+            h.forward.absMax = values[step];
+        else if (series == QLatin1String("update"))
+            h.updateRatio = values[step];
+        else {
+            r.lossScaling = true;
+            r.lossScale = values[step];
+        }
+        r.loss = 1.0;
+        r.lossHealth.present = true;
+        for (const Event &e : forecast.add(r, Precision(precision), name)) {
+            QCOMPARE(e.kind, EventKind::Warning);
+            QCOMPARE(e.layer, series == QLatin1String("scale") ? -1 : 1);
+            if (warnedAt < 0) {
+                warnedAt = step;
+                warned = QString::fromStdString(e.text);
+            }
+            ++warnings;
+        }
+    }
+    QCOMPARE(warned, text);
+    QCOMPARE(warnedAt, warnStep);
+    QVERIFY(warnings <= 1);
 }
 
 QTEST_GUILESS_MAIN(TestCoreInternal)

@@ -24,6 +24,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTreeView>
+
+#include <cmath>
 #include <QCheckBox>
 #include <QPushButton>
 #include <QtTest>
@@ -379,9 +381,11 @@ void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
     QTRY_COMPARE(w.recordsShown(), 6);
     QVERIFY(!w.plots()->lossScalePlot()->isHidden());
     QCOMPARE(w.plots()->skippedMarkerCount(), 2);
-    w.nanMap()->setKind(MapKind::Fp16Headroom);
-    QCOMPARE(w.nanMap()->shownValue(1, 3), 30000.0 / 65504.0);
-    QVERIFY(w.nanMap()->describeCell(1, 3).contains(QLatin1String("45.8% of fp16")));
+    w.nanMap()->setPrecision(Precision::FP16);
+    w.nanMap()->setMeasure(MapMeasure::Headroom);
+    QVERIFY(std::fabs(w.nanMap()->shownValue(1, 3) - std::log10(30000.0 / 65504.0)) < 1e-12);
+    QVERIFY2(w.nanMap()->describeCell(1, 3).contains(QLatin1String("is 0.458 of fp16's largest")),
+             qPrintable(w.nanMap()->describeCell(1, 3)));
     // The precision control says what fp16 means on the selected device, as the report does.
     QComboBox *precision = w.controlPanel()->precisionBox();
     QCOMPARE(w.controlPanel()->deviceBox()->currentData().toString(), QStringLiteral("cpu"));

@@ -100,10 +100,12 @@ QString diffChunk(const StepChunk &a, const StepChunk &b)
                             .arg(y.firstProduced)
                             .arg(x.nonFiniteSteps)
                             .arg(y.nonFiniteSteps);
+        if (!same(x.updateRatio, y.updateRatio))
+            return at + QString("layer %1: update ratio %2/%3").arg(l).arg(x.updateRatio).arg(y.updateRatio);
         for (int k = 0; k < kLayerHealthKinds; ++k) {
             const MapCell &c = x.cells[std::size_t(k)], &d = y.cells[std::size_t(k)];
             if (c.present != d.present || c.step != d.step || c.numel != d.numel || c.nan != d.nan ||
-                c.posInf != d.posInf || c.negInf != d.negInf || !same(c.absMax, d.absMax))
+                c.posInf != d.posInf || c.negInf != d.negInf || !same(c.absMax, d.absMax) || !same(c.norm, d.norm))
                 return at + QString("layer %1 kind %2: step %3/%4 numel %5/%6 non-finite %7/%8 absmax %9/%10")
                                 .arg(l)
                                 .arg(k)

@@ -13,17 +13,14 @@ const char *mapKindName(MapKind kind)
     case MapKind::Gradient: return "backward";
     case MapKind::Parameters: return "parameters";
     case MapKind::ParameterGradients: return "parameter gradients";
-    case MapKind::Fp16Headroom: return "fp16 headroom";
     }
     return "forward";
 }
 
-double mapColourValue(const MapCell &cell, MapKind kind)
+double mapColourValue(const MapCell &cell)
 {
     if (!cell.present)
         return std::numeric_limits<double>::quiet_NaN();
-    if (kind == MapKind::Fp16Headroom)
-        return cell.nonFinite() > 0 ? 1.0 : std::min(1.0, fp16Headroom(cell.absMax));
     if (cell.nonFinite() == 0)
         return 0.0;
     return 0.2 + 0.8 * cell.fraction();
@@ -45,7 +42,8 @@ NanMapData::Column &NanMapData::columnFor(int firstStep, int steps)
     if (columns_.empty() || columns_.back().count + steps > width_) {
         Column c;
         c.firstStep = firstStep;
-        c.cells.resize(std::size_t(kStoredMapKinds * layers_));
+        c.cells.resize(std::size_t(kMapKindCount * layers_));
+        c.updateRatios.assign(std::size_t(layers_), std::numeric_limits<double>::quiet_NaN());
         columns_.push_back(std::move(c));
     }
     return columns_.back();
@@ -61,8 +59,10 @@ void NanMapData::append(const StepRecord &r)
     const int n = std::min<int>(layers_, int(r.layers.size()));
     for (int l = 0; l < n; ++l) {
         const auto parts = healthKinds(r.layers[std::size_t(l)]);
-        for (int k = 0; k < kStoredMapKinds; ++k)
+        for (int k = 0; k < kMapKindCount; ++k)
             col.cells[std::size_t(k * layers_ + l)].fold(MapCell::of(*parts[std::size_t(k)], r.step));
+        double &ratio = col.updateRatios[std::size_t(l)];
+        ratio = largestUpdateRatio(ratio, r.layers[std::size_t(l)].updateRatio);
     }
     if (columns_.size() > capacity_)
         halve();
@@ -76,9 +76,12 @@ void NanMapData::appendChunk(const StepChunk &chunk)
     col.lastStep = chunk.lastStep;
     col.count += chunk.steps;
     const int n = std::min<int>(layers_, int(chunk.layers.size()));
-    for (int l = 0; l < n; ++l)
-        for (int k = 0; k < kStoredMapKinds; ++k)
-            col.cells[std::size_t(k * layers_ + l)].fold(chunk.layers[std::size_t(l)].cells[std::size_t(k)]);
+    for (int l = 0; l < n; ++l) {
+        const StepChunk::LayerPart &part = chunk.layers[std::size_t(l)];
+        for (int k = 0; k < kMapKindCount; ++k)
+            col.cells[std::size_t(k * layers_ + l)].fold(part.cells[std::size_t(k)]);
+        col.updateRatios[std::size_t(l)] = largestUpdateRatio(col.updateRatios[std::size_t(l)], part.updateRatio);
+    }
     if (columns_.size() > capacity_)
         halve();
 }
@@ -92,6 +95,8 @@ void NanMapData::halve()
             const Column &later = columns_[i + 1];
             for (std::size_t j = 0; j < merged.cells.size(); ++j)
                 merged.cells[j].fold(later.cells[j]);
+            for (std::size_t j = 0; j < merged.updateRatios.size(); ++j)
+                merged.updateRatios[j] = largestUpdateRatio(merged.updateRatios[j], later.updateRatios[j]);
             merged.lastStep = later.lastStep;
             merged.count += later.count;
         }
@@ -103,8 +108,7 @@ void NanMapData::halve()
 
 const MapCell &NanMapData::cell(MapKind kind, int column, int layer) const
 {
-    const int stored = kind == MapKind::Fp16Headroom ? int(MapKind::Forward) : int(kind);
-    return columns_[std::size_t(column)].cells[std::size_t(stored * layers_ + layer)];
+    return columns_[std::size_t(column)].cells[std::size_t(int(kind) * layers_ + layer)];
 }
 
 int NanMapData::columnOfStep(int step) const

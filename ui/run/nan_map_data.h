@@ -14,17 +14,16 @@
 
 namespace nanscope {
 
-// Fp16Headroom is a view of the forward cells: each layer's largest finite output against fp16's
-// largest finite value, so a layer approaching overflow shows before it overflows.
-enum class MapKind { Forward, Gradient, Parameters, ParameterGradients, Fp16Headroom };
-constexpr int kMapKindCount = 5;
-constexpr int kStoredMapKinds = kLayerHealthKinds;  // the headroom view reads the forward cells
+// Which tensors of a layer a map cell describes, in LayerHealth's order. How a cell is coloured
+// (NaN fraction, magnitude, headroom, ...) is the measure's business: run/map_measure.h.
+enum class MapKind { Forward, Gradient, Parameters, ParameterGradients };
+constexpr int kMapKindCount = kLayerHealthKinds;
 const char *mapKindName(MapKind kind);
 
-// The colour value of a cell in 0..1, NaN (transparent) when nothing was observed. NaN views: 0
-// for clean, and any non-finite value lifted to at least 0.2 so a single NaN among millions is
-// still visible. Headroom: absMax / 65504, and 1 once the output holds Inf or NaN.
-double mapColourValue(const MapCell &cell, MapKind kind = MapKind::Forward);
+// The non-finite fraction as a colour value in 0..1, NaN (transparent) when nothing was
+// observed: 0 for clean, and any non-finite value lifted to at least 0.2 so a single NaN among
+// millions is still visible.
+double mapColourValue(const MapCell &cell);
 
 class NanMapData {
 public:
@@ -41,6 +40,11 @@ public:
     int firstStep(int column) const { return columns_[std::size_t(column)].firstStep; }
     int lastStep(int column) const { return columns_[std::size_t(column)].lastStep; }
     const MapCell &cell(MapKind kind, int column, int layer) const;
+    // The largest update ratio of the column's steps for the layer; NaN: no update measured.
+    double updateRatio(int column, int layer) const
+    {
+        return columns_[std::size_t(column)].updateRatios[std::size_t(layer)];
+    }
     // The column holding `step`, or -1.
     int columnOfStep(int step) const;
 
@@ -49,7 +53,8 @@ private:
         int firstStep = 0;
         int lastStep = 0;
         int count = 0;
-        std::vector<MapCell> cells;  // kind-major: [storedKind * layers + layer]
+        std::vector<MapCell> cells;        // kind-major: [kind * layers + layer]
+        std::vector<double> updateRatios;  // by layer
     };
     Column &columnFor(int firstStep, int steps);
     void halve();

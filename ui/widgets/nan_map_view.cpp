@@ -1,11 +1,15 @@
 #include "widgets/nan_map_view.h"
 
 #include "run/run_store.h"
+#include "widgets/map_row_labels.h"
+
+#include "nanscope/precision.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QScrollBar>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -18,24 +22,48 @@ namespace nanscope {
 
 namespace {
 
-QCPColorGradient gradientFor(MapKind kind)
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+QCPColorGradient gradientFor(MapMeasure measure)
 {
     QCPColorGradient g;
     g.clearColorStops();
-    if (kind == MapKind::Fp16Headroom) {
-        g.setColorStopAt(0.0, QColor(200, 230, 200));
-        g.setColorStopAt(0.5, QColor(255, 220, 90));
-        g.setColorStopAt(0.99, QColor(230, 60, 30));
-        g.setColorStopAt(1.0, QColor(120, 0, 0));
-    } else {
+    if (measure == MapMeasure::NonFinite) {
         g.setColorStopAt(0.0, QColor(235, 235, 235));
         g.setColorStopAt(0.19, QColor(235, 235, 235));
         g.setColorStopAt(0.2, QColor(255, 170, 60));
+        g.setColorStopAt(1.0, QColor(170, 0, 0));
+    } else {
+        // Cool for small, hot near the top of the scale (overflow for magnitude and headroom).
+        g.setColorStopAt(0.0, QColor(40, 40, 120));
+        g.setColorStopAt(0.35, QColor(60, 140, 200));
+        g.setColorStopAt(0.6, QColor(120, 200, 120));
+        g.setColorStopAt(0.85, QColor(250, 220, 60));
+        g.setColorStopAt(0.97, QColor(240, 120, 30));
         g.setColorStopAt(1.0, QColor(170, 0, 0));
     }
     g.setNanHandling(QCPColorGradient::nhTransparent);
     return g;
 }
+
+QString legendText(MapMeasure measure)
+{
+    switch (measure) {
+    case MapMeasure::NonFinite: return QObject::tr("empty: nothing observed");
+    case MapMeasure::Magnitude:
+        return QObject::tr("log scale up to the run precision's largest value; dark red: overflowed (NaN/Inf)");
+    case MapMeasure::Headroom: return QObject::tr("how near the largest value of the run's precision; 1: overflow");
+    case MapMeasure::UpdateRatio:
+        return QObject::tr("how far each step's update moved the layer's weights; usual: 1e-4 to 1e-2");
+    case MapMeasure::GradNorm: return QObject::tr("L2 norm of each layer's parameter gradients; dark red: NaN/Inf");
+    }
+    return {};
+}
+
+// A value the scale can place: not a sentinel for zero or non-finite.
+bool onScale(double v) { return std::isfinite(v) && v > kZeroValue && v < kNonFiniteValue; }
+
+QString number(double v) { return QString::number(v, 'g', 3); }
 
 }  // namespace
 
@@ -45,14 +73,35 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     layout->setContentsMargins(0, 0, 0, 0);
     auto *bar = new QHBoxLayout;
     kindBox_ = new QComboBox;
+    kindBox_->setObjectName(QStringLiteral("mapKind"));
     for (int k = 0; k < kMapKindCount; ++k)
         kindBox_->addItem(tr(mapKindName(MapKind(k))), k);
     kindBox_->setToolTip(tr("Which tensors the map shows: layer outputs, the gradients flowing into them, "
                             "the layers' parameters, or the parameters' gradients"));
-    legend_ = new QLabel(tr("grey: all finite · orange → red: fraction of NaN/Inf · empty: nothing observed"));
+    measureBox_ = new QComboBox;
+    measureBox_->setObjectName(QStringLiteral("mapMeasure"));
+    for (int m = 0; m < kMapMeasureCount; ++m)
+        measureBox_->addItem(tr(mapMeasureName(MapMeasure(m))), m);
+    measureBox_->setToolTip(tr("What a cell shows: the share of NaN/Inf values, the largest magnitude, the headroom "
+                               "to the precision's largest value, the update ratio |Δw|/|w|, or the gradient norm"));
+    legend_ = new QLabel(legendText(view_.measure));
     legend_->setWordWrap(true);
-    bar->addWidget(new QLabel(tr("NaN map of")));
+    scalePlot_ = new QCustomPlot;
+    scalePlot_->setObjectName(QStringLiteral("mapScale"));
+    scalePlot_->setFixedHeight(46);
+    scalePlot_->setMinimumWidth(260);
+    scalePlot_->plotLayout()->clear();
+    colourScale_ = new QCPColorScale(scalePlot_);
+    colourScale_->setType(QCPAxis::atBottom);
+    colourScale_->setBarWidth(10);
+    colourScale_->axis()->setTickLength(0, 3);
+    colourScale_->axis()->setSubTicks(false);
+    scalePlot_->plotLayout()->addElement(0, 0, colourScale_);
+    bar->addWidget(new QLabel(tr("Map of")));
     bar->addWidget(kindBox_);
+    bar->addWidget(new QLabel(tr("as")));
+    bar->addWidget(measureBox_);
+    bar->addWidget(scalePlot_, 1);
     bar->addWidget(legend_, 1);
     layout->addLayout(bar);
 
@@ -65,30 +114,53 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     plot_->xAxis->grid()->setVisible(false);
     plot_->yAxis->grid()->setVisible(false);
     map_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
-    map_->setGradient(gradientFor(kind_));
-    map_->setDataRange(QCPRange(0, 1));
     map_->setInterpolate(false);
+    selection_ = new QCPItemRect(plot_);
+    selection_->setPen(Qt::NoPen);
+    selection_->setBrush(QColor(40, 110, 230, 45));
+    selection_->setVisible(false);
     outline_ = new QCPItemRect(plot_);
     outline_->setPen(QPen(Qt::black, 2));
     outline_->setBrush(Qt::NoBrush);
     outline_->setVisible(false);
-    layout->addWidget(plot_, 1);
+    scroll_ = new QScrollBar(Qt::Vertical);
+    scroll_->setObjectName(QStringLiteral("mapRows"));
+    scroll_->setVisible(false);
+    auto *mapRow = new QHBoxLayout;
+    mapRow->setSpacing(0);
+    mapRow->addWidget(plot_, 1);
+    mapRow->addWidget(scroll_);
+    layout->addLayout(mapRow, 1);
+    setMeasure(view_.measure);
 
     plot_->setMouseTracking(true);
     plot_->installEventFilter(this);
     connect(plot_, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *e) {
-        int layer, column;
-        if (e->button() == Qt::LeftButton && cellAt(e->position(), &layer, &column))
-            Q_EMIT cellClicked(layer, store_->map().firstStep(column));
+        if (e->button() != Qt::LeftButton || !store_)
+            return;
+        int row, column;
+        if (cellAt(e->position(), &row, &column)) {
+            const int worst = worstMember(store_->map(), view_, rows_[std::size_t(row)], column, nullptr);
+            Q_EMIT cellClicked(worst >= 0 ? worst : rows_[std::size_t(row)].layer, store_->map().firstStep(column));
+        } else if (const int label = labelAt(e->position()); label >= 0 && rows_[std::size_t(label)].hasChildren) {
+            const MapRow &r = rows_[std::size_t(label)];
+            setExpanded(r.layer, r.collapsed);
+            Q_EMIT rowToggled(r.layer, isExpanded(r.layer));
+        }
     });
     connect(kindBox_, &QComboBox::currentIndexChanged, this, [this] {
-        kind_ = MapKind(kindBox_->currentData().toInt());
-        map_->setGradient(gradientFor(kind_));
-        legend_->setText(kind_ == MapKind::Fp16Headroom
-                             ? tr("green → red: largest output / 65504 (fp16's largest value) · dark red: overflowed")
-                             : tr("grey: all finite · orange → red: fraction of NaN/Inf · empty: nothing observed"));
+        view_.kind = MapKind(kindBox_->currentData().toInt());
         redraw();
     });
+    connect(measureBox_, &QComboBox::currentIndexChanged, this, [this] {
+        view_.measure = MapMeasure(measureBox_->currentData().toInt());
+        kindBox_->setEnabled(measureUsesKind(view_.measure));
+        map_->setGradient(gradientFor(view_.measure));
+        colourScale_->setGradient(gradientFor(view_.measure));
+        legend_->setText(legendText(view_.measure));
+        redraw();
+    });
+    connect(scroll_, &QScrollBar::valueChanged, this, [this] { redraw(); });
 }
 
 void NanMapView::clear()
@@ -96,76 +168,186 @@ void NanMapView::clear()
     store_ = nullptr;
     map_->data()->clear();
     outline_->setVisible(false);
+    selection_->setVisible(false);
     for (QCPItemRect *w : warningItems_)
         plot_->removeItem(w);
     warningItems_.clear();
-    originLayer_ = originStep_ = -1;
-    tickedLayers_ = -1;
-    plot_->replot(QCustomPlot::rpQueuedReplot);
+    originLayer_ = originStep_ = selectedLayer_ = -1;
+    expanded_.clear();
+    rows_.clear();
+    rowsDirty_ = true;
+    replot();
 }
 
 void NanMapView::refresh(const RunStore &store)
 {
+    if (store_ != &store || store.layers().size() != expanded_.size())
+        rowsDirty_ = true;
     store_ = &store;
     redraw();
 }
 
 void NanMapView::setKind(MapKind kind) { kindBox_->setCurrentIndex(kindBox_->findData(int(kind))); }
 
-void NanMapView::setLayerTicks()
+void NanMapView::setMeasure(MapMeasure measure)
 {
-    const auto &layers = store_->layers();
-    if (tickedLayers_ == int(layers.size()))
-        return;
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    for (const Layer &l : layers)
-        ticker->addTick(l.id, l.path.empty() ? tr("(model)") : QString::fromStdString(l.path));
-    plot_->yAxis->setTicker(ticker);
-    tickedLayers_ = int(layers.size());
+    measureBox_->setCurrentIndex(measureBox_->findData(int(measure)));
+    // The signal does not fire for the index already current: set the look here too.
+    view_.measure = measure;
+    kindBox_->setEnabled(measureUsesKind(measure));
+    map_->setGradient(gradientFor(measure));
+    colourScale_->setGradient(gradientFor(measure));
+    legend_->setText(legendText(measure));
+    redraw();
 }
 
-// Columns sit at integer keys 0..n-1 (a decimated column spans several steps); the step axis
-// ticks sit at round steps, inside the columns that hold them.
+void NanMapView::setPrecision(Precision precision)
+{
+    if (view_.precision == precision)
+        return;
+    view_.precision = precision;
+    redraw();
+}
+
+void NanMapView::setExpanded(int layer, bool expanded)
+{
+    if (layer < 0)
+        return;
+    if (std::size_t(layer) >= expanded_.size())
+        expanded_.resize(std::size_t(layer) + 1, true);
+    if (expanded_[std::size_t(layer)] == expanded)
+        return;
+    expanded_[std::size_t(layer)] = expanded;
+    rowsDirty_ = true;
+    redraw();
+}
+
+bool NanMapView::isExpanded(int layer) const
+{
+    return layer < 0 || std::size_t(layer) >= expanded_.size() || expanded_[std::size_t(layer)];
+}
+
+void NanMapView::selectLayer(int layer)
+{
+    selectedLayer_ = layer;
+    const int row = rowOfLayer(rows_, layer);
+    if (row >= 0 && (row < firstRow_ || row >= firstRow_ + shownRows_))
+        scroll_->setValue(row - shownRows_ / 2);  // redraws
+    markSelection();
+    replot();
+}
+
+void NanMapView::rebuildRows()
+{
+    if (!rowsDirty_ || !store_)
+        return;
+    expanded_.resize(store_->layers().size(), true);
+    rows_ = visibleRows(store_->layers(), expanded_);
+    rowsDirty_ = false;
+}
+
+// How many rows fit at a readable height, and which are in view.
+void NanMapView::layOutRows()
+{
+    const QFontMetrics metrics(plot_->yAxis->tickLabelFont());
+    const int axisHeight = plot_->axisRect()->height() > 0 ? plot_->axisRect()->height() : plot_->height() - 50;
+    const int fit = std::max(1, axisHeight / minimumRowHeight(metrics));
+    const int rows = int(rows_.size());
+    shownRows_ = std::min(rows, fit);
+    const QSignalBlocker quiet(scroll_);
+    scroll_->setRange(0, std::max(0, rows - shownRows_));
+    scroll_->setPageStep(std::max(1, shownRows_));
+    scroll_->setVisible(rows > shownRows_);
+    firstRow_ = scroll_->value();
+}
+
+void NanMapView::setRowTicks()
+{
+    const QFontMetrics metrics(plot_->yAxis->tickLabelFont());
+    const int width = metrics.averageCharWidth() * 24;
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int r = firstRow_; r < firstRow_ + shownRows_; ++r)
+        ticker->addTick(r, rowLabel(store_->layers(), rows_[std::size_t(r)], metrics, width));
+    plot_->yAxis->setTicker(ticker);
+    // One label width whatever rows are in view, so scrolling never shifts the map sideways.
+    plot_->axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
+    plot_->axisRect()->setMargins(QMargins(width + 2 * plot_->yAxis->tickLabelPadding() + 4, 0, 0, 0));
+}
+
+// Columns sit at integer keys 0..n-1 (a decimated column spans several steps); rows at their
+// index in rows_; only the rows in view are coloured.
 void NanMapView::redraw()
 {
     if (!store_)
         return;
+    rebuildRows();
     const NanMapData &data = store_->map();
     const int columns = data.columnCount();
-    const int rows = data.layerCount();
-    if (columns == 0 || rows == 0) {
+    if (columns == 0 || rows_.empty() || data.layerCount() == 0) {
         map_->data()->clear();
-        plot_->replot(QCustomPlot::rpQueuedReplot);
+        replot();
         return;
     }
-    setLayerTicks();
+    layOutRows();
+    setRowTicks();
     // QCPColorMap needs two cells a side to size them; a lone column or row gets an empty twin.
-    const int keySize = std::max(columns, 2), valueSize = std::max(rows, 2);
+    const int keySize = std::max(columns, 2), valueSize = std::max(shownRows_, 2);
     map_->data()->setSize(keySize, valueSize);
-    map_->data()->setRange(QCPRange(0, keySize - 1), QCPRange(0, valueSize - 1));
-    map_->data()->fill(std::numeric_limits<double>::quiet_NaN());
-    for (int c = 0; c < columns; ++c)
-        for (int l = 0; l < rows; ++l)
-            map_->data()->setCell(c, l, mapColourValue(data.cell(kind_, c, l), kind_));
+    map_->data()->setRange(QCPRange(0, keySize - 1), QCPRange(firstRow_, firstRow_ + valueSize - 1));
+    map_->data()->fill(kNaN);
+    double shownMin = kNaN, shownMax = kNaN;
+    for (int r = 0; r < shownRows_; ++r) {
+        const MapRow &row = rows_[std::size_t(firstRow_ + r)];
+        for (int c = 0; c < columns; ++c) {
+            double v;
+            worstMember(data, view_, row, c, &v);
+            map_->data()->setCell(c, r, v);
+            if (onScale(v)) {
+                shownMin = std::isnan(shownMin) ? v : std::min(shownMin, v);
+                shownMax = std::isnan(shownMax) ? v : std::max(shownMax, v);
+            }
+        }
+    }
+    showScale(shownMin, shownMax);
 
     QSharedPointer<QCPAxisTickerText> steps(new QCPAxisTickerText);
     for (const auto &[key, step] : roundStepTicks(data))
         steps->addTick(key, QString::number(step));
     plot_->xAxis->setTicker(steps);
     plot_->xAxis->setRange(-0.5, keySize - 0.5);
-    plot_->yAxis->setRange(-0.5, valueSize - 0.5);
-
-    const Origin &origin = store_->firstOrigin();
-    const int originColumn = origin.valid() && origin.layer >= 0 ? data.columnOfStep(origin.step) : -1;
-    outline_->setVisible(originColumn >= 0);
-    originLayer_ = originColumn >= 0 ? origin.layer : -1;
-    originStep_ = originColumn >= 0 ? origin.step : -1;
-    if (originColumn >= 0) {
-        outline_->topLeft->setCoords(originColumn - 0.5, origin.layer - 0.5);
-        outline_->bottomRight->setCoords(originColumn + 0.5, origin.layer + 0.5);
-    }
+    plot_->yAxis->setRange(firstRow_ - 0.5, firstRow_ + shownRows_ - 0.5);
+    placeOutline(data);
     showWarnings(data);
-    plot_->replot(QCustomPlot::rpQueuedReplot);
+    markSelection();
+    replot();
+}
+
+void NanMapView::showScale(double shownMin, double shownMax)
+{
+    scale_ = measureScale(view_, shownMin, shownMax);
+    map_->setDataRange(QCPRange(scale_.lower, scale_.upper));
+    colourScale_->setDataRange(QCPRange(scale_.lower, scale_.upper));
+    QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
+    for (const auto &[value, label] : scale_.ticks)
+        ticks->addTick(value, QString::fromStdString(label));
+    colourScale_->axis()->setTicker(ticks);
+    colourScale_->setLabel(QString::fromStdString(scale_.title));
+    scalePlot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void NanMapView::placeOutline(const NanMapData &data)
+{
+    const Origin &origin = store_->firstOrigin();
+    const int column = origin.valid() && origin.layer >= 0 ? data.columnOfStep(origin.step) : -1;
+    const int row = column >= 0 ? rowOfLayer(rows_, origin.layer) : -1;
+    const bool inView = row >= firstRow_ && row < firstRow_ + shownRows_;
+    originLayer_ = column >= 0 ? origin.layer : -1;
+    originStep_ = column >= 0 ? origin.step : -1;
+    outline_->setVisible(column >= 0 && inView);
+    if (outline_->visible()) {
+        outline_->topLeft->setCoords(column - 0.5, row - 0.5);
+        outline_->bottomRight->setCoords(column + 0.5, row + 0.5);
+    }
 }
 
 // A few marks at most (one per layer and run): rebuilt on each redraw.
@@ -176,26 +358,49 @@ void NanMapView::showWarnings(const NanMapData &data)
     warningItems_.clear();
     for (const WarningMark &w : store_->warnings()) {
         const int column = data.columnOfStep(w.step);
-        if (column < 0 || w.layer < 0 || w.layer >= data.layerCount())
+        const int row = rowOfLayer(rows_, w.layer);
+        if (column < 0 || row < firstRow_ || row >= firstRow_ + shownRows_)
             continue;
         auto *mark = new QCPItemRect(plot_);
         mark->setPen(QPen(QColor(0xef, 0x6c, 0x00), 2, Qt::DashLine));  // the event log's warning colour
         mark->setBrush(Qt::NoBrush);
-        mark->topLeft->setCoords(column - 0.5, w.layer - 0.5);
-        mark->bottomRight->setCoords(column + 0.5, w.layer + 0.5);
+        mark->topLeft->setCoords(column - 0.5, row - 0.5);
+        mark->bottomRight->setCoords(column + 0.5, row + 0.5);
         warningItems_.push_back(mark);
     }
 }
 
+void NanMapView::markSelection()
+{
+    const int row = rowOfLayer(rows_, selectedLayer_);
+    selection_->setVisible(row >= firstRow_ && row < firstRow_ + shownRows_ && columnCount() > 0);
+    if (selection_->visible()) {
+        selection_->topLeft->setCoords(-0.5, row - 0.5);
+        selection_->bottomRight->setCoords(std::max(columnCount(), 2) - 0.5, row + 0.5);
+    }
+}
+
+void NanMapView::replot() { plot_->replot(QCustomPlot::rpQueuedReplot); }
+
 int NanMapView::columnCount() const { return store_ ? store_->map().columnCount() : 0; }
-int NanMapView::rowCount() const { return store_ ? store_->map().layerCount() : 0; }
+
+QStringList NanMapView::rowLabels() const
+{
+    QStringList labels;
+    const auto ticker = plot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    if (ticker)
+        for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it)
+            labels << it.value();
+    return labels;
+}
 
 double NanMapView::shownValue(int layer, int step) const
 {
     const int column = store_ ? store_->map().columnOfStep(step) : -1;
-    if (column < 0 || layer < 0 || layer >= rowCount())
-        return std::numeric_limits<double>::quiet_NaN();
-    return map_->data()->cell(column, layer);
+    const int row = rowOfLayer(rows_, layer);
+    if (column < 0 || row < firstRow_ || row >= firstRow_ + shownRows_)
+        return kNaN;
+    return map_->data()->cell(column, row - firstRow_);
 }
 
 bool NanMapView::originOutlined(int *layer, int *step) const
@@ -207,55 +412,108 @@ bool NanMapView::originOutlined(int *layer, int *step) const
     return outline_->visible();
 }
 
-bool NanMapView::cellAt(const QPointF &pos, int *layer, int *column) const
+bool NanMapView::cellAt(const QPointF &pos, int *row, int *column) const
 {
     if (!store_ || !plot_->axisRect()->rect().contains(pos.toPoint()))
         return false;
     const int c = int(std::lround(plot_->xAxis->pixelToCoord(pos.x())));
-    const int l = int(std::lround(plot_->yAxis->pixelToCoord(pos.y())));
-    if (c < 0 || c >= columnCount() || l < 0 || l >= rowCount())
+    const int r = int(std::lround(plot_->yAxis->pixelToCoord(pos.y())));
+    if (c < 0 || c >= columnCount() || r < firstRow_ || r >= firstRow_ + shownRows_)
         return false;
-    *layer = l;
+    *row = r;
     *column = c;
     return true;
 }
 
-QString NanMapView::describeCell(int layer, int column) const
+int NanMapView::labelAt(const QPointF &pos) const
+{
+    const QRect area = plot_->axisRect()->rect();
+    if (!store_ || pos.x() >= area.left() || pos.y() < area.top() || pos.y() > area.bottom())
+        return -1;
+    const int r = int(std::lround(plot_->yAxis->pixelToCoord(pos.y())));
+    return r >= firstRow_ && r < firstRow_ + shownRows_ ? r : -1;
+}
+
+QString NanMapView::describeCell(int rowIndex, int column) const
 {
     const NanMapData &data = store_->map();
-    const MapCell &cell = data.cell(kind_, column, layer);
+    const MapRow &row = rows_[std::size_t(rowIndex)];
+    const auto name = [this](int id) {
+        const std::string &p = store_->layers()[std::size_t(id)].path;
+        return p.empty() ? tr("(model)") : QString::fromStdString(p);
+    };
+    const int worst = worstMember(data, view_, row, column, nullptr);
+    const int layer = worst >= 0 ? worst : row.layer;
     const Layer &l = store_->layers()[std::size_t(layer)];
-    const QString path = l.path.empty() ? tr("(model)") : QString::fromStdString(l.path);
+    QString head = tr("%1 (%2)").arg(name(layer), QString::fromStdString(l.type));
+    if (row.collapsed)
+        head = tr("%1, closed: %2 modules; the worst is %3")
+                   .arg(name(row.layer))
+                   .arg(row.lastMember - row.layer + 1)
+                   .arg(head);
+    const MapCell &cell =
+        data.cell(measureUsesKind(view_.measure) ? view_.kind : MapKind::ParameterGradients, column, layer);
     const QString steps =
         data.firstStep(column) == data.lastStep(column)
             ? tr("step %1").arg(data.firstStep(column))
             : tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
-    if (!cell.present)
-        return tr("%1, %2\n%3: nothing observed").arg(path, steps, tr(mapKindName(kind_)));
-    if (kind_ == MapKind::Fp16Headroom)
-        return tr("%1 (%2), %3\nlargest finite output %4 = %5% of fp16's 65504%6")
-            .arg(path, QString::fromStdString(l.type), steps)
-            .arg(cell.absMax, 0, 'g', 4)
-            .arg(100.0 * cell.absMax / kFp16Max, 0, 'f', 1)
-            .arg(cell.nonFinite() > 0 ? tr("; the output held %1 NaN/Inf").arg(cell.nonFinite()) : QString());
-    return tr("%1 (%2), %3\n%4: %5 NaN, %6 +Inf, %7 -Inf of %8 values")
-        .arg(path, QString::fromStdString(l.type), steps, tr(mapKindName(kind_)))
-        .arg(cell.nan)
-        .arg(cell.posInf)
-        .arg(cell.negInf)
-        .arg(cell.numel);
+    const QString what = tr(mapKindName(view_.kind));
+    const QString precision = QString::fromLatin1(precisionName(view_.precision));
+    const QString nonFinite = cell.nonFinite() > 0 ? tr("; %1 NaN/Inf").arg(cell.nonFinite()) : QString();
+    QString body;
+    if (view_.measure == MapMeasure::UpdateRatio) {
+        const double r = data.updateRatio(column, layer);
+        body = std::isnan(r) ? tr("no update measured (skipped, or no parameters)")
+                             : tr("update |Δw| / |w| = %1").arg(number(r));
+    } else if (!cell.present) {
+        body = tr("%1: nothing observed").arg(view_.measure == MapMeasure::GradNorm ? tr("parameter gradients") : what);
+    } else {
+        switch (view_.measure) {
+        case MapMeasure::NonFinite:
+            body = tr("%1: %2 NaN, %3 +Inf, %4 -Inf of %5 values")
+                       .arg(what)
+                       .arg(cell.nan)
+                       .arg(cell.posInf)
+                       .arg(cell.negInf)
+                       .arg(cell.numel);
+            break;
+        case MapMeasure::Magnitude:
+            body = tr("%1: largest finite |value| %2 (%3's largest: %4)%5")
+                       .arg(what, number(cell.absMax), precision, number(largestFinite(view_.precision)), nonFinite);
+            break;
+        case MapMeasure::Headroom:
+            body = tr("%1: largest finite |value| is %2 of %3's largest%4")
+                       .arg(what, number(cell.absMax / largestFinite(view_.precision)), precision, nonFinite);
+            break;
+        case MapMeasure::GradNorm: body = tr("parameter-gradient norm %1%2").arg(number(cell.norm), nonFinite); break;
+        case MapMeasure::UpdateRatio: break;
+        }
+    }
+    return tr("%1, %2\n%3").arg(head, steps, body);
 }
 
 bool NanMapView::eventFilter(QObject *watched, QEvent *event)
 {
-    if (watched == plot_ && event->type() == QEvent::ToolTip) {
-        auto *help = static_cast<QHelpEvent *>(event);
-        int layer, column;
-        if (cellAt(help->pos(), &layer, &column))
-            QToolTip::showText(help->globalPos(), describeCell(layer, column), plot_);
-        else
-            QToolTip::hideText();
-        return true;
+    if (watched == plot_) {
+        if (event->type() == QEvent::ToolTip) {
+            auto *help = static_cast<QHelpEvent *>(event);
+            int row, column;
+            if (cellAt(help->pos(), &row, &column))
+                QToolTip::showText(help->globalPos(), describeCell(row, column), plot_);
+            else if (const int label = labelAt(help->pos()); label >= 0)
+                QToolTip::showText(
+                    help->globalPos(),
+                    QString::fromStdString(store_->layers()[std::size_t(rows_[std::size_t(label)].layer)].path), plot_);
+            else
+                QToolTip::hideText();
+            return true;
+        }
+        if (event->type() == QEvent::Wheel && scroll_->isVisible()) {
+            QCoreApplication::sendEvent(scroll_, event);
+            return true;
+        }
+        if (event->type() == QEvent::Resize)
+            QMetaObject::invokeMethod(this, &NanMapView::redraw, Qt::QueuedConnection);
     }
     return QWidget::eventFilter(watched, event);
 }

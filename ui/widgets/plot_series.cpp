@@ -100,11 +100,20 @@ void setPlotFontSize(QCustomPlot *plot, double pointSize)
 {
     QFont f = plot->font();
     f.setPointSizeF(pointSize);
-    for (QCPAxis *axis : plot->axisRect()->axes()) {
+    // Every axis of the plot: its axis rects' and its colour scales' (a scale may stand alone).
+    QList<QCPAxis *> axes;
+    for (QCPLayoutElement *e : plot->plotLayout()->elements(true)) {
+        if (auto *rect = qobject_cast<QCPAxisRect *>(e))
+            axes += rect->axes();
+        else if (auto *scale = qobject_cast<QCPColorScale *>(e))
+            axes << scale->axis();
+    }
+    for (QCPAxis *axis : axes) {
         axis->setLabelFont(f);
         axis->setTickLabelFont(f);
     }
-    plot->legend->setFont(f);
+    if (plot->legend)
+        plot->legend->setFont(f);
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -91,6 +91,22 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
         selectLayer(layer);
         selectStep(step);
     });
+    // The map's rows follow the tree: opening or closing a module in either opens or closes it in
+    // both, and the current layer is marked in both.
+    const auto layerOf = [](const QModelIndex &index) { return index.data(LayerTreeModel::LayerIdRole).toInt(); };
+    connect(layerView_, &QTreeView::expanded, map_,
+            [this, layerOf](const QModelIndex &index) { map_->setExpanded(layerOf(index), true); });
+    connect(layerView_, &QTreeView::collapsed, map_,
+            [this, layerOf](const QModelIndex &index) { map_->setExpanded(layerOf(index), false); });
+    connect(map_, &NanMapView::rowToggled, this, [this](int layer, bool expanded) {
+        const QModelIndex index = layerProxy_->mapFromSource(layerModel_->indexForLayer(layer));
+        if (index.isValid())
+            layerView_->setExpanded(index, expanded);
+        selectLayer(layer);
+    });
+    connect(
+        layerView_->selectionModel(), &QItemSelectionModel::currentChanged, map_,
+        [this, layerOf](const QModelIndex &current) { map_->selectLayer(current.isValid() ? layerOf(current) : -1); });
     connect(plots_, &PlotPanel::stepClicked, this, &MainWindow::selectStep);
     const auto decide = [this](PausedStepDecision d) {
         controller_.decidePausedStep(d);
@@ -250,6 +266,7 @@ void MainWindow::onChunks(const QVector<StepChunkPtr> &chunks)
     showFirstOrigin();
     layerModel_->addChunks(chunks);
     plots_->refresh(store_);
+    map_->setPrecision(controller_.controls().precision);
     map_->refresh(store_);
     updateStatus();
 }
@@ -263,6 +280,7 @@ void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
     rateSteps_ += records.size();
     layerModel_->addRecords(records);
     plots_->refresh(store_);
+    map_->setPrecision(controller_.controls().precision);  // mixed precision may change live
     map_->refresh(store_);
     updateStatus();
 }

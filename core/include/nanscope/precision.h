@@ -11,6 +11,12 @@ namespace nanscope {
 // The largest finite IEEE half-precision value; anything beyond rounds to +-Inf in fp16.
 constexpr double kFp16Max = 65504.0;
 
+// The largest finite value of a precision: 3.4e38 (fp32), 3.39e38 (bf16), 65504 (fp16).
+double largestFinite(Precision p);
+// The smallest positive value a precision holds (its smallest subnormal): 1.4e-45 (fp32),
+// 9.2e-41 (bf16), 6.0e-8 (fp16). Below half of it a value rounds to 0.
+double smallestPositive(Precision p);
+
 // "fp32", "fp16", "bf16" on CUDA; "fp16 (emulated on CPU)" for fp16 on the CPU, where NaNScope
 // rounds every observed layer output (and the gradients flowing back through it) through half.
 std::string precisionLabel(Precision p, const std::string &device);

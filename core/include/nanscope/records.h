@@ -4,6 +4,7 @@
 #include "nanscope/health.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +45,9 @@ struct LayerHealth {
     TensorHealth params;      // all of the layer's own parameters together
     TensorHealth paramGrads;  // their gradients
     bool inputFinite = true;  // the layer's input was all finite
+    // |w after - w before| / |w before| over the layer's own parameters for the update this step
+    // applied; NaN when none was applied (skipped, rolled back) or the layer has no parameters.
+    double updateRatio = std::numeric_limits<double>::quiet_NaN();
 
     // The one definition of a non-finite layer in a step, used by the map, the tree, the step
     // table, the summary's per-layer counts and the command line: its output or the gradient

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct MapCell {
     std::int64_t posInf = 0;
     std::int64_t negInf = 0;
     double absMax = 0.0;  // the largest finite magnitude over every step the cell covers
+    double norm = 0.0;    // the largest L2 norm (of the finite part) over those steps
 
     static MapCell of(const TensorHealth &health, int step);
     std::int64_t nonFinite() const { return nan + posInf + negInf; }
@@ -53,6 +55,8 @@ struct MapCell {
 // The health kinds of a layer, in LayerHealth's order.
 constexpr int kLayerHealthKinds = 4;
 std::array<const TensorHealth *, kLayerHealthKinds> healthKinds(const LayerHealth &health);
+// Update ratios fold to the largest; NaN (no update) gives way to any value.
+double largestUpdateRatio(double a, double b);
 
 // Steps a chunk covers: chunk i holds the steps i * kChunkSteps .. i * kChunkSteps + 63.
 constexpr int kChunkSteps = 64;
@@ -66,6 +70,7 @@ struct StepChunk {
         int firstNonFinite = -1;  // the first step whose forward output or gradient was non-finite
         int firstProduced = -1;   // the first step whose non-finite value was born here (bornInLayer)
         int nonFiniteSteps = 0;
+        double updateRatio = std::numeric_limits<double>::quiet_NaN();  // the largest of any step; NaN: none
     };
 
     int run = 0;  // as StepRecord::run

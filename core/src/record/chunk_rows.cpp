@@ -3,6 +3,7 @@
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -42,8 +43,14 @@ SeriesBucket readBucket(const Statement &s, int first)
     return b;
 }
 
-// The columns of a cell: step, numel, nan, posinf, neginf, absmax; all NULL when absent.
+// The columns of a cell: step, numel, nan, posinf, neginf, absmax; all NULL when absent. After
+// the four cells: the update ratio, then the four cells' norms (columns files of the first
+// release lack: they read as no update and norm 0).
 constexpr int kCellColumns = 6;
+constexpr int kFirstCell = 5;
+constexpr int kUpdateRatioColumn = kFirstCell + kLayerHealthKinds * kCellColumns;
+constexpr int kFirstNormColumn = kUpdateRatioColumn + 1;
+constexpr int kChunkLayerColumns = kFirstNormColumn + kLayerHealthKinds;
 
 void bindCell(Statement &s, int first, const MapCell &c)
 {
@@ -95,7 +102,7 @@ void writeChunk(Database &db, const StepChunk &c)
         bindBucket(series, c.index, kSkippedSeries, c.skipped);
 
     std::string values = "?";
-    for (int i = 1; i < 5 + kLayerHealthKinds * kCellColumns; ++i)
+    for (int i = 1; i < kChunkLayerColumns; ++i)
         values += ",?";
     Statement layer = db.prepare("INSERT OR REPLACE INTO chunk_layers VALUES (" + values + ")");
     for (std::size_t l = 0; l < c.layers.size(); ++l) {
@@ -105,7 +112,12 @@ void writeChunk(Database &db, const StepChunk &c)
         bindOptionalStep(layer, 4, p.firstProduced);
         layer.bind(5, p.nonFiniteSteps);
         for (int k = 0; k < kLayerHealthKinds; ++k)
-            bindCell(layer, 6 + k * kCellColumns, p.cells[std::size_t(k)]);
+            bindCell(layer, kFirstCell + 1 + k * kCellColumns, p.cells[std::size_t(k)]);
+        if (!std::isnan(p.updateRatio))
+            layer.bind(kUpdateRatioColumn + 1, p.updateRatio);
+        for (int k = 0; k < kLayerHealthKinds; ++k)
+            if (p.cells[std::size_t(k)].present)
+                layer.bind(kFirstNormColumn + 1 + k, p.cells[std::size_t(k)].norm);
         layer.run();
     }
 }
@@ -184,7 +196,13 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
         p.firstProduced = l.isNull(3) ? -1 : int(l.integer(3));
         p.nonFiniteSteps = int(l.integer(4));
         for (int k = 0; k < kLayerHealthKinds; ++k)
-            p.cells[std::size_t(k)] = readCell(l, 5 + k * kCellColumns);
+            p.cells[std::size_t(k)] = readCell(l, kFirstCell + k * kCellColumns);
+        if (l.columnCount() >= kChunkLayerColumns) {
+            p.updateRatio = l.real(kUpdateRatioColumn);
+            for (int k = 0; k < kLayerHealthKinds; ++k)
+                if (!l.isNull(kFirstNormColumn + k))
+                    p.cells[std::size_t(k)].norm = l.real(kFirstNormColumn + k);
+        }
     }
     return {out.begin(), out.end()};
 }

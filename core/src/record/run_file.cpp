@@ -210,6 +210,8 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
             lh.grad = record::readHealthValues(l, 6, record::Range::Compact);
             lh.params = record::readHealthValues(l, 10, record::Range::Compact);
             lh.paramGrads = record::readHealthValues(l, 14, record::Range::Compact);
+            if (l.columnCount() > 18)  // a file of the first release has no update ratios
+                lh.updateRatio = l.real(18);
         }
         record::Statement n =
             db.prepare("SELECT step, layer, kind, nan, posinf, neginf FROM layer_nonfinite WHERE step BETWEEN ? AND ?");

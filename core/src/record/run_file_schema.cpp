@@ -74,7 +74,8 @@ CREATE TABLE layer_steps (
     forward_numel INTEGER, forward_min, forward_max, forward_norm,
     grad_numel INTEGER, grad_min, grad_max, grad_norm,
     params_numel INTEGER, params_min, params_max, params_norm,
-    param_grads_numel INTEGER, param_grads_min, param_grads_max, param_grads_norm
+    param_grads_numel INTEGER, param_grads_min, param_grads_max, param_grads_norm,
+    update_ratio
 );
 CREATE TABLE float32_exponents (
     e     INTEGER PRIMARY KEY,
@@ -136,6 +137,7 @@ CREATE TABLE chunk_layers (
     params_neginf INTEGER, params_absmax,
     param_grads_step INTEGER, param_grads_numel INTEGER, param_grads_nan INTEGER, param_grads_posinf INTEGER,
     param_grads_neginf INTEGER, param_grads_absmax,
+    update_ratio, forward_norm, grad_norm, params_norm, param_grads_norm,
     PRIMARY KEY (chunk, layer)
 ) WITHOUT ROWID;
 CREATE TABLE control_changes (
@@ -171,7 +173,7 @@ std::string views()
         wide += ", " + c + "_numel, " + decodedRange(c + "_min") + " AS " + c + "_min, " + decodedRange(c + "_max") +
                 " AS " + c + "_max, " + c + "_norm";
     }
-    wide += " FROM layer_steps;";
+    wide += ", update_ratio FROM layer_steps;";
     std::string sql = "CREATE VIEW layer_health AS ";
     for (int k = 0; k < kHealthKinds; ++k) {
         const std::string c = kinds[k];

@@ -8,6 +8,7 @@
 
 #include <torch/csrc/api/include/torch/version.h>
 
+#include <cmath>
 #include <ctime>
 
 #ifndef NANSCOPE_VERSION
@@ -84,7 +85,7 @@ void RunWriter::step(const StepRecord &r)
             "bad_samples, quarantined, zeroed_gradients, overflow_layers) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
         insertLayer_ = std::make_unique<Statement>(
-            db_.prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+            db_.prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
         insertNonFinite_ =
             std::make_unique<Statement>(db_.prepare("INSERT OR REPLACE INTO layer_nonfinite VALUES (?,?,?,?,?,?)"));
     }
@@ -138,6 +139,8 @@ void RunWriter::step(const StepRecord &r)
                 nonFinite->run();
             }
         }
+        if (!std::isnan(lh.updateRatio))
+            layer->bind(19, lh.updateRatio);
         layer->run();
     }
 }

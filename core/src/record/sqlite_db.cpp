@@ -141,6 +141,8 @@ void Statement::reset()
 
 bool Statement::isNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 
+int Statement::columnCount() const { return sqlite3_column_count(stmt_); }
+
 bool Statement::isInteger(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_INTEGER; }
 
 double Statement::real(int i) const

@@ -59,7 +59,8 @@ public:
     void run();   // steps to the end and resets
     void reset();
 
-    // Columns count from 0.
+    // Columns count from 0. A file written by an older version may have fewer of them.
+    int columnCount() const;
     bool isNull(int i) const;
     bool isInteger(int i) const;
     double real(int i) const;  // NULL reads as NaN (SQLite stores a NaN REAL as NULL)

@@ -75,6 +75,7 @@ MapCell MapCell::of(const TensorHealth &h, int step)
     c.posInf = h.posInf;
     c.negInf = h.negInf;
     c.absMax = std::isfinite(h.absMax) ? h.absMax : 0.0;
+    c.norm = std::isfinite(h.finiteL2) ? h.finiteL2 : 0.0;
     return c;
 }
 
@@ -88,15 +89,23 @@ void MapCell::fold(const MapCell &later)
         *this = later;
         return;
     }
-    const double largest = std::max(absMax, later.absMax);
+    const double largest = std::max(absMax, later.absMax), largestNorm = std::max(norm, later.norm);
     if (later.fraction() > fraction())
         *this = later;
     absMax = largest;
+    norm = largestNorm;
 }
 
 std::array<const TensorHealth *, kLayerHealthKinds> healthKinds(const LayerHealth &h)
 {
     return {&h.forward, &h.grad, &h.params, &h.paramGrads};
+}
+
+double largestUpdateRatio(double a, double b)
+{
+    if (std::isnan(a))
+        return b;
+    return std::isnan(b) ? a : std::max(a, b);
 }
 
 StepChunk::StepChunk(int chunkIndex, std::size_t layerCount) : index(chunkIndex), layers(layerCount) {}
@@ -129,6 +138,7 @@ void StepChunk::add(const StepRecord &r)
         const auto kinds = healthKinds(h);
         for (int k = 0; k < kLayerHealthKinds; ++k)
             part.cells[std::size_t(k)].fold(MapCell::of(*kinds[std::size_t(k)], r.step));
+        part.updateRatio = largestUpdateRatio(part.updateRatio, h.updateRatio);
         if (h.nonFinite()) {
             ++part.nonFiniteSteps;
             if (part.firstNonFinite < 0)

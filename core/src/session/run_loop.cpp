@@ -83,8 +83,7 @@ void RunLoop::trainSteps()
         record->run = run_;
         activeMillis_ += record->stepMillis;
         noteNonFinite(*record);
-        for (Event &warning : forecast_.add(*record, controls.precision, trainer_->precisionLabel()))
-            raise(std::move(warning));
+        precision_ = controls.precision;
 
         const Outcome outcome =
             record->failed() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
@@ -239,6 +238,9 @@ void RunLoop::publish(const std::shared_ptr<StepRecord> &record)
     account(*record);
     const StepRecordPtr published = record;
     link_.notify([&published](RunObserver &o) { o.stepRecorded(published); });
+    // Once applied: the update ratios of this step's update are in the record.
+    for (Event &warning : forecast_.add(*record, precision_, trainer_->precisionLabel()))
+        raise(std::move(warning));
 }
 
 void RunLoop::account(const StepRecord &record)

@@ -2,7 +2,7 @@
 // One run on the session's worker thread, as named steps: build, then for each step wait for a
 // go, apply the user's controls, compute, decide (apply, pause for the user, skip, retry) and
 // publish the record once, after the step is decided; then the summary.
-#include "session/overflow_forecast.h"
+#include "session/trend_forecast.h"
 #include "nanscope/run_source.h"
 
 #include <condition_variable>
@@ -69,7 +69,8 @@ private:
     const int run_;
     std::unique_ptr<Trainer> trainer_;
     RunSummary summary_;
-    OverflowForecast forecast_;
+    TrendForecast forecast_;
+    Precision precision_ = Precision::FP32;  // of the step being computed
     std::vector<int> perLayer_;
     double activeMillis_ = 0;
     bool retry_ = false;

@@ -32,6 +32,26 @@ std::string precisionLabel(Precision p, const std::string &device)
 
 bool usesLossScaling(const Controls &c) { return c.precision == Precision::FP16 && c.lossScaling.enabled; }
 
+double largestFinite(Precision p)
+{
+    switch (p) {
+    case Precision::FP16: return kFp16Max;
+    case Precision::BF16: return 3.3895313892515355e38;
+    case Precision::FP32: break;
+    }
+    return 3.4028234663852886e38;
+}
+
+double smallestPositive(Precision p)
+{
+    switch (p) {
+    case Precision::FP16: return 0x1p-24;
+    case Precision::BF16: return 0x1p-133;
+    case Precision::FP32: break;
+    }
+    return 0x1p-149;
+}
+
 double fp16Headroom(const TensorHealth &h)
 {
     if (!h.present || h.numel == 0)

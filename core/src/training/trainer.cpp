@@ -400,7 +400,12 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
         norm = norm * coef;
     }
     rec.gradNormClipped = norm;
+    const bool measureUpdate = !rec.layers.empty();  // the map is on
+    if (measureUpdate)
+        updateMeter_.before(*model_);
     optimizer_->step();
+    if (measureUpdate)
+        updateMeter_.after(*model_, rec);
     prevParamsFinite_ = paramsFinite;
     ++step_;
 }

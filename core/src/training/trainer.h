@@ -7,6 +7,7 @@
 #include "probe/probe.h"
 #include "scenarios/scenario_setup.h"
 #include "training/snapshot.h"
+#include "training/update_meter.h"
 
 #include <memory>
 #include <random>
@@ -90,6 +91,7 @@ private:
     double lr_ = 0.0;
     ProbeMode probeMode_ = ProbeMode::FullMap;
     Probe probe_;
+    UpdateMeter updateMeter_;
 
     int step_ = 0;
     int epoch_ = 0;

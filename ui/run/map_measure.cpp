@@ -1,0 +1,133 @@
+#include "run/map_measure.h"
+
+#include "nanscope/precision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nanscope {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double log10OrZeroValue(double v) { return v > 0.0 ? std::max(kZeroValue, std::log10(v)) : kZeroValue; }
+
+// Decade ticks between lower and upper, at most `maxTicks`, at a round interval.
+void addDecadeTicks(MeasureScale &s, int maxTicks, double keepClearOfTop)
+{
+    const double span = s.upper - s.lower;
+    int interval = 1;
+    for (int m : {1, 2, 5, 10, 20, 50})
+        if ((interval = m) * (maxTicks - 1) >= span)
+            break;
+    for (int e = int(std::ceil(s.lower / interval)) * interval; e <= s.upper - keepClearOfTop; e += interval)
+        s.ticks.emplace_back(e, decadeLabel(e));
+}
+
+}  // namespace
+
+const char *mapMeasureName(MapMeasure measure)
+{
+    switch (measure) {
+    case MapMeasure::NonFinite: return "non-finite fraction";
+    case MapMeasure::Magnitude: return "magnitude";
+    case MapMeasure::Headroom: return "headroom";
+    case MapMeasure::UpdateRatio: return "update ratio";
+    case MapMeasure::GradNorm: return "gradient norm";
+    }
+    return "non-finite fraction";
+}
+
+bool measureUsesKind(MapMeasure measure)
+{
+    return measure != MapMeasure::UpdateRatio && measure != MapMeasure::GradNorm;
+}
+
+double mapValue(const NanMapData &data, const MapView &view, int column, int layer)
+{
+    switch (view.measure) {
+    case MapMeasure::NonFinite: return mapColourValue(data.cell(view.kind, column, layer));
+    case MapMeasure::Magnitude:
+    case MapMeasure::Headroom: {
+        const MapCell &cell = data.cell(view.kind, column, layer);
+        if (!cell.present)
+            return kNaN;
+        const double top = std::log10(largestFinite(view.precision));
+        const double shift = view.measure == MapMeasure::Headroom ? top : 0.0;
+        if (cell.nonFinite() > 0)
+            return top - shift;  // overflowed (or NaN): the top of the scale
+        return cell.absMax > 0.0 ? std::min(top, std::log10(cell.absMax)) - shift : kZeroValue;
+    }
+    case MapMeasure::UpdateRatio: {
+        const double r = data.updateRatio(column, layer);
+        if (std::isnan(r))
+            return kNaN;
+        return std::isinf(r) ? kNonFiniteValue : log10OrZeroValue(r);
+    }
+    case MapMeasure::GradNorm: {
+        const MapCell &cell = data.cell(MapKind::ParameterGradients, column, layer);
+        if (!cell.present)
+            return kNaN;
+        return cell.nonFinite() > 0 ? kNonFiniteValue : log10OrZeroValue(cell.norm);
+    }
+    }
+    return kNaN;
+}
+
+std::string decadeLabel(int exponent)
+{
+    if (exponent == 0)
+        return "1";
+    if (exponent == 1)
+        return "10";
+    return "1e" + std::to_string(exponent);
+}
+
+MeasureScale measureScale(const MapView &view, double shownMin, double shownMax)
+{
+    MeasureScale s;
+    const bool anyShown = std::isfinite(shownMin) && std::isfinite(shownMax);
+    const std::string precision = precisionName(view.precision);
+    const double top = std::log10(largestFinite(view.precision));
+    switch (view.measure) {
+    case MapMeasure::NonFinite:
+        s.lower = 0.0;
+        s.upper = 1.0;
+        s.ticks = {{0.0, "finite"}, {0.2, "any"}, {0.6, "half"}, {1.0, "all"}};
+        s.title = "share of NaN/Inf values";
+        return s;
+    case MapMeasure::Magnitude:
+        // The top is the precision's largest value, so the colour says how near overflow it is.
+        s.upper = top;
+        s.lower = std::floor(std::max(kZeroValue, std::min(anyShown ? shownMin : top - 8.0, top - 4.0)));
+        addDecadeTicks(s, 7, 0.5 * (s.upper - s.lower) / 7.0);
+        s.ticks.emplace_back(s.upper, precision + " max");
+        s.title = "largest |value| (log scale)";
+        return s;
+    case MapMeasure::Headroom:
+        s.upper = 0.0;
+        s.lower = std::floor(std::max(kZeroValue, std::min(anyShown ? shownMin : -8.0, -4.0)));
+        addDecadeTicks(s, 7, 0.0);
+        s.ticks.back().second = precision + " max";
+        s.title = "largest |value| / " + precision + "'s largest";
+        return s;
+    case MapMeasure::UpdateRatio:
+        // The usual range is about 1e-4..1e-2 a step: keep it on the scale whatever is shown.
+        s.lower = std::floor(std::max(kZeroValue, std::min(anyShown ? shownMin : -6.0, -5.0)));
+        s.upper = std::ceil(std::max(anyShown ? shownMax : 0.0, 0.0));
+        addDecadeTicks(s, 7, 0.0);
+        s.title = "|Δw| / |w| per step";
+        return s;
+    case MapMeasure::GradNorm:
+        s.lower = std::floor(anyShown ? std::max(kZeroValue, shownMin) : -4.0);
+        s.upper = std::max(s.lower + 1.0, std::ceil(anyShown ? shownMax : 1.0));
+        addDecadeTicks(s, 7, 0.0);
+        s.title = "parameter-gradient norm (log scale)";
+        return s;
+    }
+    return s;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,52 @@
+#pragma once
+// What a cell of the map shows, as plain functions the view and the tests share. The map has a
+// kind (which tensors: forward, backward, parameters, parameter gradients) and a measure:
+// - NonFinite: the fraction of NaN/Inf values (0 clean, lifted to at least 0.2 when any);
+// - Magnitude: log10 of the largest finite |value|, on a scale whose top is the run precision's
+//   largest value (a non-finite cell sits at the top);
+// - Headroom: log10(absmax / the precision's largest value): 0 at overflow, -3 three decades away;
+// - UpdateRatio: log10 of the layer's |dw| / |w| for the step (per layer, whatever the kind);
+// - GradNorm: log10 of the L2 norm of the layer's parameter gradients (per layer).
+#include "run/nan_map_data.h"
+
+#include "nanscope/controls.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nanscope {
+
+enum class MapMeasure { NonFinite, Magnitude, Headroom, UpdateRatio, GradNorm };
+constexpr int kMapMeasureCount = 5;
+const char *mapMeasureName(MapMeasure measure);
+// Update ratio and gradient norm are one value per layer: the kind does not apply.
+bool measureUsesKind(MapMeasure measure);
+
+struct MapView {
+    MapKind kind = MapKind::Forward;
+    MapMeasure measure = MapMeasure::NonFinite;
+    Precision precision = Precision::FP32;
+};
+
+// The colour value of one layer's cell in a column; NaN when there is nothing to show. All-zero
+// values (log of 0) take kZeroValue, a non-finite update ratio or gradient norm kNonFiniteValue:
+// both lie beyond any scale's range, so they take its end colours.
+constexpr double kZeroValue = -45.0;  // below fp32's smallest subnormal, 1.4e-45
+constexpr double kNonFiniteValue = 400.0;
+double mapValue(const NanMapData &data, const MapView &view, int column, int layer);
+
+// The colour scale of a measure over the values shown: its range and ticks (value, label), the
+// precision's largest value marked at the top of the magnitude scale ("fp16 max").
+struct MeasureScale {
+    double lower = 0.0;
+    double upper = 1.0;
+    std::vector<std::pair<double, std::string>> ticks;
+    std::string title;
+};
+MeasureScale measureScale(const MapView &view, double shownMin, double shownMax);
+
+// A power of ten as a tick label: "1", "1e-3", "1e+12".
+std::string decadeLabel(int exponent);
+
+}  // namespace nanscope
