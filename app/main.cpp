@@ -1,5 +1,6 @@
 // nanscope: the GUI by default; `scenarios`, `run` and `bench` run headless (no display needed).
 #include "cli.h"
+#include "widgets/nan_map_view.h"
 #include "window/gui_bench.h"
 #include "widgets/control_panel.h"
 #include "window/main_window.h"
@@ -40,6 +41,10 @@ struct GuiOptions {
         QStringLiteral("8x3x64x64")};
     QCommandLineOption loss{QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"),
                             QStringLiteral("LOSS"), QStringLiteral("cross-entropy")};
+    QCommandLineOption map{QStringLiteral("map"),
+                           QStringLiteral("what the map shows: nonfinite, magnitude, headroom, update-ratio or "
+                                          "grad-norm"),
+                           QStringLiteral("MEASURE"), QStringLiteral("nonfinite")};
 
     void setUp(QCommandLineParser &parser) const
     {
@@ -47,7 +52,7 @@ struct GuiOptions {
             "Find where, when and why NaN and Inf appear in training.\n"
             "Headless: nanscope scenarios | run | report | export | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
-        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss});
+        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun]"),
                                      QStringLiteral("a model (the same as --model FILE.pt), or a recorded run to open "
                                                     "(also: nanscope open FILE.nsrun)"));
@@ -118,6 +123,10 @@ int runGui(int argc, char **argv)
         return fail(QStringLiteral("--input-shape wants positive integers separated by x, the batch first: 8x3x64x64"));
     if (!nanscope::isKnownLoss(parser.value(options.loss).toStdString()))
         return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));
+    const auto measure = nanscope::parseMapMeasure(parser.value(options.map).toStdString());
+    if (!measure)
+        return fail(QStringLiteral("--map is nonfinite, magnitude, headroom, update-ratio or grad-norm, got '%1'")
+                        .arg(parser.value(options.map)));
 
     if (runFile) {
         try {  // a file that cannot be read: one line and exit 1, as the command line does
@@ -129,6 +138,7 @@ int runGui(int argc, char **argv)
     }
     nanscope::MainWindow window;
     window.selectScenario(parser.value(options.scenario));
+    window.nanMap()->setMeasure(*measure);
     if (!modelFile.isEmpty() && shape) {
         const nanscope::ModelFileCheck check = nanscope::checkModelFile(modelFile);
         if (!check.error.isEmpty())

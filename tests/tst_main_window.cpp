@@ -51,6 +51,7 @@ private Q_SLOTS:
     void presentationModeEnlargesTheFont();
     void everyScenarioHasItsLesson();
     void lossScalingShowsItsPlotAndSkippedSteps();
+    void mapRowsFollowTheTree();
     void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
 };
@@ -391,6 +392,56 @@ void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
     QCOMPARE(w.controlPanel()->deviceBox()->currentData().toString(), QStringLiteral("cpu"));
     QCOMPARE(precision->itemText(precision->findData(int(Precision::FP16))), QStringLiteral("fp16 (emulated on CPU)"));
     QCOMPARE(precision->itemText(precision->findData(int(Precision::BF16))), QStringLiteral("bf16"));
+}
+
+// Opening and closing a module in the tree or on the map's label does it in both; the current
+// layer is marked in both.
+void TestMainWindow::mapRowsFollowTheTree()
+{
+    auto source = std::make_unique<PushedRunSource>();
+    PushedRunSource &feed = *source;
+    MainWindow w(std::move(source));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const std::vector<Layer> layers{{0, "", "Net", -1},          {1, "block", "Sequential", 0},
+                                    {2, "block.fc1", "Linear", 1}, {3, "block.fc2", "Linear", 1},
+                                    {4, "head", "Linear", 0}};
+    feed.beginRun(3, layers);
+    for (int step = 0; step < 3; ++step) {
+        auto r = std::make_shared<StepRecord>();
+        r->run = 3;
+        r->step = step;
+        r->layers.resize(layers.size());
+        for (LayerHealth &h : r->layers) {
+            h.forward.present = true;
+            h.forward.numel = 10;
+        }
+        feed.pushStep(r);
+    }
+    QTRY_COMPARE(w.recordsShown(), 3);
+    NanMapView *map = w.nanMap();
+    QCOMPARE(map->rowCount(), 5);
+    const auto treeIndex = [&w](int layer) {
+        return qobject_cast<QSortFilterProxyModel *>(w.layerView()->model())
+            ->mapFromSource(w.layerModel()->indexForLayer(layer));
+    };
+    w.layerView()->collapse(treeIndex(1));
+    QCOMPARE(map->rowCount(), 3);  // the model, block (its two layers in one row), head
+    QVERIFY(!map->isExpanded(1));
+    w.layerView()->expand(treeIndex(1));
+    QCOMPARE(map->rowCount(), 5);
+    // The map's label closes the module in the tree too.
+    QCustomPlot *plot = map->plot();
+    plot->replot();
+    QTest::mouseClick(plot, Qt::LeftButton, {},
+                      QPoint(plot->axisRect()->left() - 10, int(plot->yAxis->coordToPixel(1))));
+    QCOMPARE(map->rowCount(), 3);
+    QVERIFY(!w.layerView()->isExpanded(treeIndex(1)));
+    QCOMPARE(w.layerView()->currentIndex(), treeIndex(1));
+    QCOMPARE(map->selectedLayer(), 1);
+    // Selecting in the tree marks the row on the map.
+    w.layerView()->setCurrentIndex(treeIndex(4));
+    QCOMPARE(map->selectedLayer(), 4);
 }
 
 void TestMainWindow::resetMidRunClearsEverything()

@@ -332,8 +332,9 @@ void TestRunStore::measureScales_data()
     add("NaN share", MapMeasure::NonFinite, Precision::FP32, kNaN, kNaN, 0, 1, "all");
     add("magnitude tops at fp16's largest", MapMeasure::Magnitude, Precision::FP16, -3.2, 2, -4, std::log10(65504.0),
         "fp16 max");
-    add("magnitude tops at fp32's largest", MapMeasure::Magnitude, Precision::FP32, -3.2, 30, -4,
+    add("magnitude tops at fp32's largest", MapMeasure::Magnitude, Precision::FP32, -3.2, 31, -4,
         std::log10(3.4028234663852886e38), "fp32 max");
+    add("healthy magnitudes fit the data", MapMeasure::Magnitude, Precision::FP32, -3.2, 1.5, -4, 3, "1e2");
     add("headroom keeps four decades", MapMeasure::Headroom, Precision::FP16, -1.5, -0.2, -4, 0, "fp16 max");
     add("update ratios keep the usual range", MapMeasure::UpdateRatio, Precision::FP32, -3.5, -2.5, -5, 0, "1");
     add("an update ratio above 1 widens it", MapMeasure::UpdateRatio, Precision::FP32, -3.5, 1.2, -5, 2, "1e2");

@@ -40,6 +40,26 @@ const char *mapMeasureName(MapMeasure measure)
     return "non-finite fraction";
 }
 
+const char *mapMeasureId(MapMeasure measure)
+{
+    switch (measure) {
+    case MapMeasure::NonFinite: return "nonfinite";
+    case MapMeasure::Magnitude: return "magnitude";
+    case MapMeasure::Headroom: return "headroom";
+    case MapMeasure::UpdateRatio: return "update-ratio";
+    case MapMeasure::GradNorm: return "grad-norm";
+    }
+    return "nonfinite";
+}
+
+std::optional<MapMeasure> parseMapMeasure(const std::string &id)
+{
+    for (int m = 0; m < kMapMeasureCount; ++m)
+        if (id == mapMeasureId(MapMeasure(m)))
+            return MapMeasure(m);
+    return std::nullopt;
+}
+
 bool measureUsesKind(MapMeasure measure)
 {
     return measure != MapMeasure::UpdateRatio && measure != MapMeasure::GradNorm;
@@ -98,20 +118,26 @@ MeasureScale measureScale(const MapView &view, double shownMin, double shownMax)
         s.ticks = {{0.0, "finite"}, {0.2, "any"}, {0.6, "half"}, {1.0, "all"}};
         s.title = "share of NaN/Inf values";
         return s;
-    case MapMeasure::Magnitude:
-        // The top is the precision's largest value, so the colour says how near overflow it is.
-        s.upper = top;
-        s.lower = std::floor(std::max(kZeroValue, std::min(anyShown ? shownMin : top - 8.0, top - 4.0)));
-        addDecadeTicks(s, 7, 0.5 * (s.upper - s.lower) / 7.0);
-        s.ticks.emplace_back(s.upper, precision + " max");
-        s.title = "largest |value| (log scale)";
+    case MapMeasure::Magnitude: {
+        // Fitted to what is shown, so a healthy model's layers differ in colour; once anything
+        // comes within 8 decades of the precision's largest value (or passed it), that value is
+        // the top of the scale, marked.
+        const double hi = anyShown ? shownMax : 1.0;
+        const bool nearTop = hi >= top - 8.0;
+        s.upper = nearTop ? top : std::ceil(hi) + 1.0;
+        s.lower = std::floor(std::max(kZeroValue, std::min(anyShown ? shownMin : -3.0, s.upper - 2.0)));
+        addDecadeTicks(s, 7, nearTop ? 0.5 * (s.upper - s.lower) / 7.0 : 0.0);
+        if (nearTop)
+            s.ticks.emplace_back(s.upper, precision + " max");
+        s.title = nearTop ? "largest |value|" : "largest |value|; " + precision + " max: off scale";
         return s;
+    }
     case MapMeasure::Headroom:
         s.upper = 0.0;
         s.lower = std::floor(std::max(kZeroValue, std::min(anyShown ? shownMin : -8.0, -4.0)));
         addDecadeTicks(s, 7, 0.0);
         s.ticks.back().second = precision + " max";
-        s.title = "largest |value| / " + precision + "'s largest";
+        s.title = "largest |value| / " + precision + " max";
         return s;
     case MapMeasure::UpdateRatio:
         // The usual range is about 1e-4..1e-2 a step: keep it on the scale whatever is shown.
@@ -124,7 +150,7 @@ MeasureScale measureScale(const MapView &view, double shownMin, double shownMax)
         s.lower = std::floor(anyShown ? std::max(kZeroValue, shownMin) : -4.0);
         s.upper = std::max(s.lower + 1.0, std::ceil(anyShown ? shownMax : 1.0));
         addDecadeTicks(s, 7, 0.0);
-        s.title = "parameter-gradient norm (log scale)";
+        s.title = "parameter-gradient norm";
         return s;
     }
     return s;

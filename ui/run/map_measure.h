@@ -11,6 +11,7 @@
 
 #include "nanscope/controls.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ namespace nanscope {
 enum class MapMeasure { NonFinite, Magnitude, Headroom, UpdateRatio, GradNorm };
 constexpr int kMapMeasureCount = 5;
 const char *mapMeasureName(MapMeasure measure);
+// "nonfinite", "magnitude", "headroom", "update-ratio", "grad-norm": as the command line spells them.
+const char *mapMeasureId(MapMeasure measure);
+std::optional<MapMeasure> parseMapMeasure(const std::string &id);
 // Update ratio and gradient norm are one value per layer: the kind does not apply.
 bool measureUsesKind(MapMeasure measure);
 

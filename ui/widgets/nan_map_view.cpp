@@ -46,20 +46,6 @@ QCPColorGradient gradientFor(MapMeasure measure)
     return g;
 }
 
-QString legendText(MapMeasure measure)
-{
-    switch (measure) {
-    case MapMeasure::NonFinite: return QObject::tr("empty: nothing observed");
-    case MapMeasure::Magnitude:
-        return QObject::tr("log scale up to the run precision's largest value; dark red: overflowed (NaN/Inf)");
-    case MapMeasure::Headroom: return QObject::tr("how near the largest value of the run's precision; 1: overflow");
-    case MapMeasure::UpdateRatio:
-        return QObject::tr("how far each step's update moved the layer's weights; usual: 1e-4 to 1e-2");
-    case MapMeasure::GradNorm: return QObject::tr("L2 norm of each layer's parameter gradients; dark red: NaN/Inf");
-    }
-    return {};
-}
-
 // A value the scale can place: not a sentinel for zero or non-finite.
 bool onScale(double v) { return std::isfinite(v) && v > kZeroValue && v < kNonFiniteValue; }
 
@@ -82,13 +68,13 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     measureBox_->setObjectName(QStringLiteral("mapMeasure"));
     for (int m = 0; m < kMapMeasureCount; ++m)
         measureBox_->addItem(tr(mapMeasureName(MapMeasure(m))), m);
-    measureBox_->setToolTip(tr("What a cell shows: the share of NaN/Inf values, the largest magnitude, the headroom "
-                               "to the precision's largest value, the update ratio |Δw|/|w|, or the gradient norm"));
-    legend_ = new QLabel(legendText(view_.measure));
-    legend_->setWordWrap(true);
+    measureBox_->setToolTip(
+        tr("What a cell shows: the share of NaN/Inf values; the largest finite magnitude (log scale; dark red: "
+           "overflowed); the headroom, how near the largest value of the run's precision (1: overflow); the update "
+           "ratio |Δw|/|w| of each step, usually 1e-4 to 1e-2; or the L2 norm of each layer's parameter gradients"));
     scalePlot_ = new QCustomPlot;
     scalePlot_->setObjectName(QStringLiteral("mapScale"));
-    scalePlot_->setFixedHeight(46);
+    scalePlot_->setFixedHeight(48);
     scalePlot_->setMinimumWidth(260);
     scalePlot_->plotLayout()->clear();
     colourScale_ = new QCPColorScale(scalePlot_);
@@ -96,13 +82,15 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     colourScale_->setBarWidth(10);
     colourScale_->axis()->setTickLength(0, 3);
     colourScale_->axis()->setSubTicks(false);
+    // Room at both ends, so the labels of the end ticks ("finite", "fp16 max") are not cut off.
+    colourScale_->setAutoMargins(QCP::msTop | QCP::msBottom);
+    colourScale_->setMargins(QMargins(24, 0, 28, 0));
     scalePlot_->plotLayout()->addElement(0, 0, colourScale_);
     bar->addWidget(new QLabel(tr("Map of")));
     bar->addWidget(kindBox_);
     bar->addWidget(new QLabel(tr("as")));
     bar->addWidget(measureBox_);
     bar->addWidget(scalePlot_, 1);
-    bar->addWidget(legend_, 1);
     layout->addLayout(bar);
 
     plot_ = new QCustomPlot;
@@ -157,7 +145,6 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
         kindBox_->setEnabled(measureUsesKind(view_.measure));
         map_->setGradient(gradientFor(view_.measure));
         colourScale_->setGradient(gradientFor(view_.measure));
-        legend_->setText(legendText(view_.measure));
         redraw();
     });
     connect(scroll_, &QScrollBar::valueChanged, this, [this] { redraw(); });
@@ -197,7 +184,6 @@ void NanMapView::setMeasure(MapMeasure measure)
     kindBox_->setEnabled(measureUsesKind(measure));
     map_->setGradient(gradientFor(measure));
     colourScale_->setGradient(gradientFor(measure));
-    legend_->setText(legendText(measure));
     redraw();
 }
 

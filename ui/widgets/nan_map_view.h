@@ -45,6 +45,7 @@ public:
     bool isExpanded(int layer) const;
     // Marks the row showing `layer` and scrolls it into view.
     void selectLayer(int layer);
+    int selectedLayer() const { return selectedLayer_; }
 
     QCustomPlot *plot() const { return plot_; }
     int columnCount() const;
@@ -87,7 +88,6 @@ private:
 
     QComboBox *kindBox_ = nullptr;
     QComboBox *measureBox_ = nullptr;
-    QLabel *legend_ = nullptr;
     QCustomPlot *scalePlot_ = nullptr;
     QCPColorScale *colourScale_ = nullptr;
     QCustomPlot *plot_ = nullptr;

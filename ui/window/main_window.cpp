@@ -60,7 +60,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     buildDocks();
     buildActions();
     // First-start layout (a saved one replaces it): the map gets room for a row per layer.
-    centre->setSizes({430, 330});
+    centre->setSizes({380, 520});
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("layers"))}, {380}, Qt::Horizontal);
 
