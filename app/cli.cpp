@@ -97,6 +97,9 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
                 })
         .option("--steps", [&](const auto &flag, const auto &v) { config.steps = parseInt(flag, v, 1); })
         .option("--seed", [&](const auto &flag, const auto &v) { config.seed = std::uint64_t(parseInt(flag, v, 0)); })
+        .option(
+            "--forecast-horizon",
+            [&](const auto &flag, const auto &v) { config.forecastHorizon = v == "off" ? 0 : parseInt(flag, v, 0); })
         .option("--device", [&](const auto &flag, const auto &v) { config.device = parseDevice(flag, v); })
         .option("--lr",
                 [&](const auto &flag, const auto &v) {
@@ -197,7 +200,7 @@ const char *usage(const std::string &command)
                "                    [--clip X|off] [--recovery none|skip|full] [--pause-on-nonfinite]\n"
                "                    [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
                "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
-               "                    [--weight-decay X] [--json]\n"
+               "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                    [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
@@ -206,6 +209,8 @@ const char *usage(const std::string &command)
                "  or one --inputs file each, or one file holding a tuple, list or dict of them\n"
                "  trains, prints progress and a report: the first non-finite step and its origin\n"
                "  (phase, layer, op); --json: one JSON object per step, event and summary;\n"
+               "  --forecast-horizon: warn of an overflow or a vanishing value this many steps ahead\n"
+               "  (default 50; off: no forecasts);\n"
                "  --record: also into a run file that `report`, `export` and the window open\n";
     if (command == "report")
         return "usage: nanscope report FILE.nsrun [--json]\n"

@@ -29,6 +29,8 @@ private Q_SLOTS:
     void runJsonReportsTheOrigin();
     void nonFiniteNumbersAreStrings();
     void pausedStepIsReportedSkippedOnce();
+    void forecastHorizonIsASetting_data();
+    void forecastHorizonIsASetting();
     void runJsonReportsLossScaling();
     void textReportLabelsEmulatedFp16();
     void optimizerIsReportedAndRecorded();
@@ -105,6 +107,34 @@ void TestCli::runJsonReportsTheOrigin()
 
 // Headless, a pause on a non-finite step stops the run with the update not applied: the step's one
 // JSON line says skipped, and the summary counts exactly that step.
+// large-lr-mse's warnings: fc2's updates (step 4), fc1's (step 6), fc2's output "in about 6 steps"
+// and the loss "in about 2 steps" (step 7). A shorter horizon keeps only the nearer forecasts.
+void TestCli::forecastHorizonIsASetting_data()
+{
+    QTest::addColumn<QString>("horizon");
+    QTest::addColumn<QStringList>("warned");
+    QTest::addRow("default 50") << QString() << QStringList{"4 fc2", "6 fc1", "7 fc2", "7 "};
+    QTest::addRow("2 steps") << "2" << QStringList{"4 fc2", "6 fc1", "7 "};
+    QTest::addRow("off") << "off" << QStringList{};
+}
+
+void TestCli::forecastHorizonIsASetting()
+{
+    QFETCH(QString, horizon);
+    QFETCH(QStringList, warned);
+    QStringList args{QStringLiteral("run"),     QStringLiteral("--scenario"), QStringLiteral("large-lr-mse"),
+                     QStringLiteral("--steps"), QStringLiteral("12"),         QStringLiteral("--json")};
+    if (!horizon.isEmpty())
+        args << QStringLiteral("--forecast-horizon") << horizon;
+    const Output o = run(args);
+    QCOMPARE(o.code, 0);
+    QStringList got;
+    for (const QJsonObject &j : o.objects)
+        if (j[QLatin1String("kind")] == QLatin1String("warning"))
+            got << QString::number(j[QLatin1String("step")].toInt()) + " " + j[QLatin1String("layer")].toString();
+    QCOMPARE(got, warned);
+}
+
 void TestCli::pausedStepIsReportedSkippedOnce()
 {
     const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("nan-input"),
@@ -270,6 +300,8 @@ void TestCli::badArguments_data()
         return a;
     };
     QTest::addRow("no scenario") << QStringList{QStringLiteral("run")} << QStringLiteral("needs --scenario") << 2;
+    QTest::addRow("negative forecast horizon")
+        << logZero({"--forecast-horizon", "-1"}) << QStringLiteral("--forecast-horizon") << 2;
     QTest::addRow("unknown scenario") << QStringList{QStringLiteral("run"), QStringLiteral("--scenario"),
                                                      QStringLiteral("nope")}
                                       << QStringLiteral("unknown scenario 'nope'") << 2;

@@ -27,6 +27,7 @@
 
 #include <cmath>
 #include <QCheckBox>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QtTest>
 
@@ -403,8 +404,10 @@ void TestMainWindow::mapRowsFollowTheTree()
     MainWindow w(std::move(source));
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    const std::vector<Layer> layers{{0, "", "Net", -1},          {1, "block", "Sequential", 0},
-                                    {2, "block.fc1", "Linear", 1}, {3, "block.fc2", "Linear", 1},
+    const std::vector<Layer> layers{{0, "", "Net", -1},
+                                    {1, "block", "Sequential", 0},
+                                    {2, "block.fc1", "Linear", 1},
+                                    {3, "block.fc2", "Linear", 1},
                                     {4, "head", "Linear", 0}};
     feed.beginRun(3, layers);
     for (int step = 0; step < 3; ++step) {
@@ -442,6 +445,11 @@ void TestMainWindow::mapRowsFollowTheTree()
     // Selecting in the tree marks the row on the map.
     w.layerView()->setCurrentIndex(treeIndex(4));
     QCOMPARE(map->selectedLayer(), 4);
+    // Filtering opens every module in the tree, and on the map.
+    for (QLineEdit *edit : w.findChildren<QLineEdit *>())
+        if (edit->placeholderText().startsWith(QLatin1String("Filter layers")))
+            edit->setText(QStringLiteral("fc"));
+    QCOMPARE(map->rowCount(), 5);
 }
 
 void TestMainWindow::resetMidRunClearsEverything()

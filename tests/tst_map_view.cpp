@@ -274,8 +274,7 @@ void TestMapView::magnitudeScaleTopsAtThePrecisionsLargest()
     view.setMeasure(MapMeasure::Magnitude);
     // Outputs of 1 to 9 are far from fp32's largest value: the scale fits them and says so.
     QCOMPARE(view.scale().upper, 2.0);
-    QVERIFY2(view.scale().title.find("fp32 max: off scale") != std::string::npos,
-             view.scale().title.c_str());
+    QVERIFY2(view.scale().title.find("fp32 max: off scale") != std::string::npos, view.scale().title.c_str());
     view.setPrecision(Precision::FP16);  // within 8 decades of 65504: it tops the scale
     QCOMPARE(view.scale().upper, std::log10(65504.0));
     QCOMPARE(view.scale().ticks.back().second, std::string("fp16 max"));

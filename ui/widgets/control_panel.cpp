@@ -61,10 +61,19 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     seed_->setRange(0, 1000000000);
     seed_->setValue(1);
     seed_->setToolTip(tr("The same seed gives the same run, step for step"));
+    forecast_ = new QSpinBox;
+    forecast_->setObjectName(QStringLiteral("forecastHorizon"));
+    forecast_->setRange(0, 100000);
+    forecast_->setValue(RunConfig{}.forecastHorizon);
+    forecast_->setSuffix(tr(" steps ahead"));
+    forecast_->setSpecialValueText(tr("off"));
+    forecast_->setToolTip(tr("Warn when a layer's values would overflow (or vanish, in fp16 and bf16) within this "
+                             "many steps; 0: no forecasts"));
     runForm->addRow(tr("Scenario"), scenario_);
     runForm->addRow(tr("Device"), device_);
     runForm->addRow(tr("Steps"), steps_);
     runForm->addRow(tr("Seed"), seed_);
+    runForm->addRow(tr("Forecasts"), forecast_);
     optimizer_ = new OptimizerEdit;
     runForm->addRow(tr("Optimizer"), optimizer_);
     outer->addWidget(runBox);
@@ -237,6 +246,7 @@ void ControlPanel::showRunConfig(const RunConfig &config)
     }
     steps_->setValue(stepsToRun(config));
     seed_->setValue(int(config.seed));
+    forecast_->setValue(config.forecastHorizon);
     optimizer_->setChoice(config.optimizer);
     if (const int d = device_->findData(QString::fromStdString(config.device)); d >= 0)
         device_->setCurrentIndex(d);
@@ -249,6 +259,7 @@ RunConfig ControlPanel::runConfig() const
     config.scenario = scenario().toStdString();
     config.steps = steps_->value();
     config.seed = std::uint64_t(seed_->value());
+    config.forecastHorizon = forecast_->value();
     config.device = device_->currentData().toString().toStdString();
     config.controls = controls();
     config.optimizer = optimizer_->choice();
@@ -281,6 +292,7 @@ void ControlPanel::saveSettings(QSettings &settings) const
     settings.setValue(QStringLiteral("run/device"), device_->currentData());
     settings.setValue(QStringLiteral("run/steps"), steps_->value());
     settings.setValue(QStringLiteral("run/seed"), seed_->value());
+    settings.setValue(QStringLiteral("run/forecast-horizon"), forecast_->value());
 }
 
 // Only the run's settings come back: the live controls start from the scenario's defaults, so a
@@ -294,6 +306,7 @@ void ControlPanel::restoreSettings(const QSettings &settings)
     if (settings.contains(QStringLiteral("run/steps")))
         steps_->setValue(settings.value(QStringLiteral("run/steps")).toInt());
     seed_->setValue(settings.value(QStringLiteral("run/seed"), seed_->value()).toInt());
+    forecast_->setValue(settings.value(QStringLiteral("run/forecast-horizon"), forecast_->value()).toInt());
 }
 
 }  // namespace nanscope

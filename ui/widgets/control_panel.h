@@ -63,6 +63,7 @@ private:
     QComboBox *device_ = nullptr;
     QSpinBox *steps_ = nullptr;
     QSpinBox *seed_ = nullptr;
+    QSpinBox *forecast_ = nullptr;  // the forecast horizon, in steps
     OptimizerEdit *optimizer_ = nullptr;
     LearningRateEdit *lr_ = nullptr;
     QCheckBox *clipOn_ = nullptr;

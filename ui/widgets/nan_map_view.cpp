@@ -208,6 +208,13 @@ void NanMapView::setExpanded(int layer, bool expanded)
     redraw();
 }
 
+void NanMapView::expandAll()
+{
+    expanded_.assign(expanded_.size(), true);
+    rowsDirty_ = true;
+    redraw();
+}
+
 bool NanMapView::isExpanded(int layer) const
 {
     return layer < 0 || std::size_t(layer) >= expanded_.size() || expanded_[std::size_t(layer)];

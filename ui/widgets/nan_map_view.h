@@ -42,6 +42,7 @@ public:
     MapMeasure measure() const { return view_.measure; }
     // Opens or closes a module's row (the layer tree does the same with its items).
     void setExpanded(int layer, bool expanded);
+    void expandAll();  // as QTreeView::expandAll(), which tells no one
     bool isExpanded(int layer) const;
     // Marks the row showing `layer` and scrolls it into view.
     void selectLayer(int layer);

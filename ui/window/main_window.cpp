@@ -166,6 +166,7 @@ void MainWindow::buildDocks()
     connect(layerFilter_, &QLineEdit::textChanged, layerProxy_, [this](const QString &text) {
         layerProxy_->setFilterFixedString(text);
         layerView_->expandAll();
+        map_->expandAll();
     });
     dock(this, tr("Layers"), QStringLiteral("layers"), layerBox, Qt::RightDockWidgetArea);
 

@@ -37,6 +37,9 @@ struct RunConfig {
     int snapshotEvery = 10;            // steps between snapshots of a checked-finite state
     int snapshotRing = 4;              // snapshots kept in memory
     bool opLevelOrigin = true;         // re-run the first non-finite step with op-level checks
+    // Warn when a trend reaches its limit within this many steps (overflow, vanishing); 0: no
+    // forecasts at all.
+    int forecastHorizon = 50;
     // On the CPU, gather the map as a device does (statistics kept as tensors, read back once a
     // step) instead of scanning each tensor at once: runs the CUDA code path without a GPU.
     bool devicePathOnCpu = false;

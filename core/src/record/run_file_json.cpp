@@ -161,6 +161,7 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"snapshot_every", c.snapshotEvery},
                 {"snapshot_ring", c.snapshotRing},
                 {"op_level_origin", c.opLevelOrigin},
+                {"forecast_horizon", c.forecastHorizon},
                 {"device_path_on_cpu", c.devicePathOnCpu},
                 {"input_shape", c.inputShape},
                 {"input_dtype", c.tokenIds ? "int64" : "float32"},
@@ -193,6 +194,7 @@ RunConfig configFrom(const Json &j)
     c.snapshotEvery = value(j, "snapshot_every", c.snapshotEvery);
     c.snapshotRing = value(j, "snapshot_ring", c.snapshotRing);
     c.opLevelOrigin = value(j, "op_level_origin", c.opLevelOrigin);
+    c.forecastHorizon = value(j, "forecast_horizon", c.forecastHorizon);
     c.devicePathOnCpu = value(j, "device_path_on_cpu", false);
     c.inputShape = value<std::vector<std::int64_t>>(j, "input_shape", {});
     c.tokenIds = value<std::string>(j, "input_dtype", "float32") == "int64";

@@ -44,6 +44,8 @@ std::string invalidRunConfigReason(const RunConfig &config)
         return "unknown device '" + config.device + "' (cpu or cuda)";
     if (config.steps < 0)
         return "the number of steps must be positive";
+    if (config.forecastHorizon < 0)
+        return "the forecast horizon is a number of steps, 0 or more (0: no forecasts)";
     if (config.usesModelFile() && !isKnownLoss(config.loss))
         return "the loss is cross-entropy, mse or model, got '" + config.loss + "'";
     for (const SideInput &in : config.sideInputs)

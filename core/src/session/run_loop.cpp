@@ -51,6 +51,7 @@ void RunLoop::begin()
     const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
     trainer_ = std::make_unique<Trainer>(std::move(setup), config_);
     perLayer_.assign(trainer_->layers().size(), 0);
+    forecast_ = TrendForecast(config_.forecastHorizon);
     forecast_.reset(trainer_->layers());
     link_.notify([this](RunObserver &o) { o.runStarted(run_, trainer_->layers(), config_); });
     raise({EventKind::Info, 0, -1,

@@ -162,6 +162,8 @@ void TrendForecast::followLossScale(const StepRecord &r, std::vector<Event> &out
 std::vector<Event> TrendForecast::add(const StepRecord &r, Precision precision, const std::string &precisionName)
 {
     std::vector<Event> out;
+    if (horizon_ <= 0)
+        return out;
     followLossScale(r, out);  // a scaler's back-off is about this step, finite or not
     if (r.failed())
         return out;  // the value is already here: nothing to forecast on this step

@@ -27,6 +27,7 @@ namespace nanscope {
 class TrendForecast {
 public:
     static constexpr int kDefaultHorizon = 50;
+    // A horizon of 0 forecasts nothing.
     explicit TrendForecast(int horizon = kDefaultHorizon) : horizon_(horizon) {}
 
     void reset(const std::vector<Layer> &layers);
