@@ -414,6 +414,15 @@ void TestCoreInternal::otherForecasts_data()
     QTest::addRow("a layer growing from zero")
         << "update" << QVector<double>{1, 1, 0.5, 0.33, 0.25, 1, 1, 0.9} << int(Precision::FP32) << -1 << "";
     QTest::addRow("usual updates") << "update" << QVector<double>(30, 1e-3) << int(Precision::FP32) << -1 << "";
+    QTest::addRow("updates lost to rounding")
+        << "update" << QVector<double>(25, 3e-9) << int(Precision::FP32) << 19
+        << "fc weights barely move: |dw| / |w| is 3e-09 (20 steps running; usual: 1e-4 to 1e-2): updates this small "
+           "are lost to rounding, raise the learning rate";
+    QVector<double> tinyThenUsual(25, 3e-9);
+    tinyThenUsual[10] = 1e-4;
+    QTest::addRow("tiny, but not 20 running") << "update" << tinyThenUsual << int(Precision::FP32) << -1 << "";
+    QTest::addRow("no gradient, no update")
+        << "update-no-grad" << QVector<double>(25, 0.0) << int(Precision::FP32) << -1 << "";
     QTest::addRow("loss scale keeps falling below 1")
         << "scale" << QVector<double>{65536, 2, 1, 0.5, 0.5, 0.25, 0.125} << int(Precision::FP16) << 5
         << "the loss scale fell to 0.25 and keeps falling: gradients overflow fp16 even unscaled, and the scaler has "
@@ -448,12 +457,15 @@ void TestCoreInternal::otherForecasts()
             h.grad.absMax = values[step];
         else if (series == QLatin1String("forward"))
             h.forward.absMax = values[step];
-        else if (series == QLatin1String("update"))
+        else if (series.startsWith(QLatin1String("update")))
             h.updateRatio = values[step];
         else {
             r.lossScaling = true;
             r.lossScale = values[step];
         }
+        h.paramGrads.present = true;
+        h.paramGrads.finiteL2 = series == QLatin1String("update-no-grad") ? 0.0 : 0.5;
+        r.learningRate = 0.1;
         r.loss = 1.0;
         r.lossHealth.present = true;
         for (const Event &e : forecast.add(r, Precision(precision), name)) {

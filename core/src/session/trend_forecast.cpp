@@ -128,20 +128,30 @@ void TrendForecast::followVanishing(Track &t, int step, double value, double sma
     out.push_back(Event{EventKind::Warning, step, layer, text.str()});
 }
 
-void TrendForecast::followUpdate(LayerTracks &t, int step, double ratio, int layer, std::vector<Event> &out) const
+void TrendForecast::followUpdate(LayerTracks &t, const StepRecord &r, int layer, std::vector<Event> &out) const
 {
-    constexpr int kRunning = 3;
+    constexpr int kLargeRunning = 3, kTinyRunning = 20;
+    constexpr double kTiny = 1e-7;  // fp32 keeps about 7 significant digits
+    const LayerHealth &h = r.layers[std::size_t(layer)];
+    const double ratio = h.updateRatio;
+    const bool gradientsFlow = h.paramGrads.present && h.paramGrads.finiteL2 > 0.0 && r.learningRate > 0.0;
     t.largeUpdates = std::isfinite(ratio) && ratio >= 1.0 ? t.largeUpdates + 1 : 0;
-    if (t.updateWarned || t.largeUpdates < kRunning)
+    t.tinyUpdates = std::isfinite(ratio) && ratio < kTiny && gradientsFlow ? t.tinyUpdates + 1 : 0;
+    if (t.updateWarned || (t.largeUpdates < kLargeRunning && t.tinyUpdates < kTinyRunning))
         return;
     t.updateWarned = true;
     std::ostringstream text;
     text.precision(2);
     const std::string &path = layers_[std::size_t(layer)].path;
-    text << (path.empty() ? std::string("the model") : path) << " weights move by " << ratio
-         << " times their size a step (" << kRunning << " steps running; usual: 1e-4 to 1e-2): "
-         << "updates this large diverge, lower the learning rate";
-    out.push_back(Event{EventKind::Warning, step, layer, text.str()});
+    const std::string name = path.empty() ? std::string("the model") : path;
+    if (t.largeUpdates >= kLargeRunning)
+        text << name << " weights move by " << ratio << " times their size a step (" << kLargeRunning
+             << " steps running; usual: 1e-4 to 1e-2): updates this large diverge, lower the learning rate";
+    else
+        text << name << " weights barely move: |dw| / |w| is " << ratio << " (" << kTinyRunning
+             << " steps running; usual: 1e-4 to 1e-2): updates this small are lost to rounding, raise the "
+                "learning rate";
+    out.push_back(Event{EventKind::Warning, r.step, layer, text.str()});
 }
 
 void TrendForecast::followLossScale(const StepRecord &r, std::vector<Event> &out)
@@ -172,7 +182,7 @@ std::vector<Event> TrendForecast::add(const StepRecord &r, Precision precision, 
     for (std::size_t i = 0; i < tracks_.size() && i < r.layers.size(); ++i) {
         const LayerHealth &h = r.layers[i];
         LayerTracks &t = tracks_[i];
-        followUpdate(t, r.step, h.updateRatio, int(i), out);
+        followUpdate(t, r, int(i), out);
         if (!computes_[i])
             continue;
         const std::string name = layers_[i].path.empty() ? std::string("the model") : layers_[i].path;

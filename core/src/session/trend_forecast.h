@@ -7,7 +7,8 @@
 //   precision's smallest value, below which it rounds to 0.
 // - Update ratio: a layer whose update is as large as its weights (|dw| / |w| >= 1) three steps
 //   running; usual updates are 1e-4..1e-2 of the weights, and weights replaced wholesale each step
-//   diverge.
+//   diverge. Or, far below: updates under 1e-7 of the weights (fp32 keeps about 7 digits) for 20
+//   steps running while gradients flow and the learning rate is not 0: lost to rounding.
 // - Loss scale: a dynamic loss scale that backs off below 1 and keeps falling: gradients overflow
 //   fp16 even unscaled, and the scaler has nothing left to give.
 // A false alarm is a defect, so a trend must already be part of the way to its limit (a quarter
@@ -44,6 +45,7 @@ private:
         Track outputFalls;  // towards 0 (fp16, bf16)
         Track gradFalls;
         int largeUpdates = 0;  // steps running with |dw| / |w| >= 1
+        int tinyUpdates = 0;   // steps running with |dw| / |w| < 1e-7 while gradients flow
         bool updateWarned = false;
     };
     // How fast the series moves towards its limit, in decades a step, when steady; 0 otherwise.
@@ -55,7 +57,7 @@ private:
                         const std::string &precisionName, std::vector<Event> &out) const;
     void followVanishing(Track &t, int step, double value, double smallest, int layer, const std::string &what,
                          const std::string &precisionName, std::vector<Event> &out) const;
-    void followUpdate(LayerTracks &t, int step, double ratio, int layer, std::vector<Event> &out) const;
+    void followUpdate(LayerTracks &t, const StepRecord &r, int layer, std::vector<Event> &out) const;
     void followLossScale(const StepRecord &r, std::vector<Event> &out);
 
     int horizon_;
