@@ -65,6 +65,7 @@ private Q_SLOTS:
     void rollbackRestoresBuffersAndOptimizerBitForBit();
     void overflowForecast_data();
     void overflowForecast();
+    void updateRatioIsTheStepOverTheWeights();
     void otherForecasts_data();
     void otherForecasts();
 };
@@ -381,6 +382,46 @@ void TestCoreInternal::overflowForecast()
     QCOMPARE(warnedAt, warnStep);
     QCOMPARE(warned, text);
     QVERIFY(warnings <= 1);  // once a series
+}
+
+// Plain SGD moves each weight by lr * its gradient, so a layer's |dw| / |w| is lr * |g| / |w|, from
+// the parameter gradients and parameters the map measured; a skipped update measures nothing.
+void TestCoreInternal::updateRatioIsTheStepOverTheWeights()
+{
+    RunConfig config;
+    config.scenario = "safe-training";
+    config.optimizer.kind = OptimizerKind::Sgd;
+    config.optimizer.momentum = 0.0;
+    config.optimizer.weightDecay = 0.0;
+    Controls controls = defaultControls(config);
+    controls.clipNorm.reset();
+    controls.learningRate = 0.05;
+    config.controls = controls;
+    Trainer trainer(buildScenario(config), config);
+    int measured = 0;
+    for (int i = 0; i < 3; ++i) {
+        auto rec = trainer.computeStep();
+        std::vector<Event> events;
+        std::string stop;
+        trainer.applyStep(*rec, events, stop);
+        QVERIFY(!rec->skipped);
+        for (std::size_t l = 0; l < rec->layers.size(); ++l) {
+            const LayerHealth &h = rec->layers[l];
+            if (trainer.model().layerParameters(int(l)).empty()) {
+                QVERIFY(std::isnan(h.updateRatio));
+                continue;
+            }
+            const double expected = 0.05 * h.paramGrads.finiteL2 / h.params.finiteL2;
+            QVERIFY2(std::fabs(h.updateRatio - expected) <= 1e-4 * expected,
+                     qPrintable(QStringLiteral("layer %1: %2 vs %3").arg(l).arg(h.updateRatio).arg(expected)));
+            ++measured;
+        }
+    }
+    QVERIFY(measured >= 6);
+    auto rec = trainer.computeStep();
+    trainer.discardStep(*rec, false);
+    for (const LayerHealth &h : rec->layers)
+        QVERIFY(std::isnan(h.updateRatio));
 }
 
 // The other trends: a value shrinking to 0 in reduced precision, updates as large as the weights,

@@ -6,57 +6,80 @@
 #include <ATen/core/grad_mode.h>
 
 #include <cmath>
+#include <numeric>
 #include <limits>
 
 namespace nanscope {
 
+bool UpdateMeter::refreshViews(const ModelAdapter &model)
+{
+    std::vector<at::Tensor> params;
+    std::vector<std::int64_t> lengths;
+    std::vector<std::size_t> layerOf;
+    for (std::size_t l = 0; l < model.layers().size(); ++l) {
+        std::int64_t length = 0;
+        for (const at::Tensor &p : model.layerParameters(int(l))) {
+            params.push_back(p);
+            length += p.numel();
+        }
+        if (length > 0) {
+            lengths.push_back(length);
+            layerOf.push_back(l);
+        }
+    }
+    bool same = params.size() == storage_.size();
+    for (std::size_t i = 0; same && i < params.size(); ++i)
+        same = params[i].data_ptr() == storage_[i];
+    if (same)
+        return !views_.empty();
+    views_.clear();
+    storage_.clear();
+    for (const at::Tensor &p : params) {
+        // One flat buffer needs one dtype and device, and views that alias the parameters.
+        if (!p.is_contiguous() || p.scalar_type() != params.front().scalar_type() ||
+            p.device() != params.front().device()) {
+            views_.clear();
+            storage_.clear();
+            return false;
+        }
+        views_.push_back(p.detach().view({-1}));
+        storage_.push_back(p.data_ptr());
+    }
+    lengths_ = std::move(lengths);
+    layerOf_ = std::move(layerOf);
+    const std::int64_t total = std::accumulate(lengths_.begin(), lengths_.end(), std::int64_t(0));
+    before_ = views_.empty() ? at::Tensor() : at::empty({total}, views_.front().options());
+    after_ = views_.empty() ? at::Tensor() : at::empty({total}, views_.front().options());
+    segmentLengths_ = views_.empty()
+                          ? at::Tensor()
+                          : at::tensor(lengths_, at::TensorOptions().dtype(at::kLong)).to(views_.front().device());
+    return !views_.empty();
+}
+
 void UpdateMeter::before(const ModelAdapter &model)
 {
     at::NoGradGuard noGrad;
-    const std::size_t layers = model.layers().size();
-    kept_.resize(layers);
-    for (std::size_t l = 0; l < layers; ++l) {
-        const std::vector<at::Tensor> params = model.layerParameters(int(l));
-        std::vector<at::Tensor> &kept = kept_[l];
-        kept.resize(params.size());
-        for (std::size_t i = 0; i < params.size(); ++i) {
-            if (!kept[i].defined() || !kept[i].is_same_size(params[i]) ||
-                kept[i].scalar_type() != params[i].scalar_type() || kept[i].device() != params[i].device())
-                kept[i] = at::empty_like(params[i]);
-            kept[i].copy_(params[i].detach());
-        }
-    }
+    if (refreshViews(model))
+        at::cat_out(before_, views_, 0);
 }
 
 void UpdateMeter::after(const ModelAdapter &model, StepRecord &record)
 {
     at::NoGradGuard noGrad;
-    std::vector<at::Tensor> squares;  // one per layer with parameters
-    std::vector<std::size_t> layerOf;
-    for (std::size_t l = 0; l < kept_.size() && l < record.layers.size(); ++l) {
-        const std::vector<at::Tensor> params = model.layerParameters(int(l));
-        if (params.empty() || params.size() != kept_[l].size())
-            continue;
-        at::Tensor sum;
-        for (std::size_t i = 0; i < params.size(); ++i) {
-            // In place on the kept copy: before - after, then its norm (no copy in a wider type:
-            // a ResNet's 11M weights would be 88 MB of doubles a step), squared in double.
-            const at::Tensor norm = kept_[l][i].sub_(params[i].detach()).norm().to(at::kDouble);
-            const at::Tensor sq = norm * norm;
-            sum = sum.defined() ? sum + sq : sq;
-        }
-        squares.push_back(sum);
-        layerOf.push_back(l);
-    }
-    if (squares.empty())
-        return;
-    const at::Tensor host = at::stack(squares).to(at::kCPU);  // one read for every layer
-    const double *values = host.data_ptr<double>();
-    for (std::size_t j = 0; j < layerOf.size(); ++j) {
-        LayerHealth &lh = record.layers[layerOf[j]];
-        const double before = lh.params.finiteL2;
-        lh.updateRatio = before > 0.0 && std::isfinite(before) ? std::sqrt(values[j]) / before
-                                                               : std::numeric_limits<double>::quiet_NaN();
+    if (views_.empty() || storage_.empty() || model.parameters().size() != storage_.size())
+        return;  // parameters of mixed dtypes or devices: no ratio is measured
+    at::cat_out(after_, views_, 0);
+    before_.sub_(after_);
+    before_.mul_(before_);
+    // One op sums each layer's stretch (a loop of per-layer sums cost 3% of a small model's step).
+    const at::Tensor sums = at::segment_reduce(before_, "sum", segmentLengths_);
+    const at::Tensor host = sums.to(at::kCPU, at::kDouble);  // one read for every layer
+    const double *squares = host.data_ptr<double>();
+    for (std::size_t j = 0; j < layerOf_.size() && layerOf_[j] < record.layers.size(); ++j) {
+        LayerHealth &lh = record.layers[layerOf_[j]];
+        const double norm = lh.params.finiteL2;
+        lh.updateRatio =
+            norm > 0.0 && std::isfinite(norm) ? std::sqrt(squares[j]) / norm : std::numeric_limits<double>::quiet_NaN();
     }
 }
 
