@@ -93,6 +93,8 @@ inline QString diffRecord(const StepRecord &a, const StepRecord &b)
         const QString l = at + QString("layer %1 ").arg(i);
         if (x.inputFinite != y.inputFinite)
             return l + "inputFinite";
+        if (!same(x.updateRatio, y.updateRatio))
+            return l + QString("update ratio: live %1, read %2").arg(x.updateRatio).arg(y.updateRatio);
         for (const auto &[name, p, q] :
              {std::tuple{"forward", &x.forward, &y.forward}, std::tuple{"grad", &x.grad, &y.grad},
               std::tuple{"params", &x.params, &y.params}, std::tuple{"param grads", &x.paramGrads, &y.paramGrads}})

@@ -287,6 +287,7 @@ void TestRunFile::nonFiniteValuesRoundTrip()
         }
         h.finiteL2 = i == 3 ? kInf : 1.0 + i;
         r->layers[1].inputFinite = i % 3 != 0;
+        r->layers[1].updateRatio = i % 3 == 0 ? kNaN : 1.5e-3 * (i + 1);  // NaN: no update applied
         r->layers[0].grad.present = true;
         r->layers[0].grad.numel = 3;
         r->layers[0].grad.finiteL2 = 0.0;
