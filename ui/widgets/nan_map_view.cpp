@@ -1,6 +1,7 @@
 #include "widgets/nan_map_view.h"
 
 #include "run/run_store.h"
+#include "widgets/map_cell_text.h"
 #include "widgets/map_row_labels.h"
 
 #include "nanscope/precision.h"
@@ -48,8 +49,6 @@ QCPColorGradient gradientFor(MapMeasure measure)
 
 // A value the scale can place: not a sentinel for zero or non-finite.
 bool onScale(double v) { return std::isfinite(v) && v > kZeroValue && v < kNonFiniteValue; }
-
-QString number(double v) { return QString::number(v, 'g', 3); }
 
 }  // namespace
 
@@ -427,62 +426,9 @@ int NanMapView::labelAt(const QPointF &pos) const
     return r >= firstRow_ && r < firstRow_ + shownRows_ ? r : -1;
 }
 
-QString NanMapView::describeCell(int rowIndex, int column) const
+QString NanMapView::describeCell(int row, int column) const
 {
-    const NanMapData &data = store_->map();
-    const MapRow &row = rows_[std::size_t(rowIndex)];
-    const auto name = [this](int id) {
-        const std::string &p = store_->layers()[std::size_t(id)].path;
-        return p.empty() ? tr("(model)") : QString::fromStdString(p);
-    };
-    const int worst = worstMember(data, view_, row, column, nullptr);
-    const int layer = worst >= 0 ? worst : row.layer;
-    const Layer &l = store_->layers()[std::size_t(layer)];
-    QString head = tr("%1 (%2)").arg(name(layer), QString::fromStdString(l.type));
-    if (row.collapsed)
-        head = tr("%1, closed: %2 modules; the worst is %3")
-                   .arg(name(row.layer))
-                   .arg(row.lastMember - row.layer + 1)
-                   .arg(head);
-    const MapCell &cell =
-        data.cell(measureUsesKind(view_.measure) ? view_.kind : MapKind::ParameterGradients, column, layer);
-    const QString steps =
-        data.firstStep(column) == data.lastStep(column)
-            ? tr("step %1").arg(data.firstStep(column))
-            : tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
-    const QString what = tr(mapKindName(view_.kind));
-    const QString precision = QString::fromLatin1(precisionName(view_.precision));
-    const QString nonFinite = cell.nonFinite() > 0 ? tr("; %1 NaN/Inf").arg(cell.nonFinite()) : QString();
-    QString body;
-    if (view_.measure == MapMeasure::UpdateRatio) {
-        const double r = data.updateRatio(column, layer);
-        body = std::isnan(r) ? tr("no update measured (skipped, or no parameters)")
-                             : tr("update |Δw| / |w| = %1").arg(number(r));
-    } else if (!cell.present) {
-        body = tr("%1: nothing observed").arg(view_.measure == MapMeasure::GradNorm ? tr("parameter gradients") : what);
-    } else {
-        switch (view_.measure) {
-        case MapMeasure::NonFinite:
-            body = tr("%1: %2 NaN, %3 +Inf, %4 -Inf of %5 values")
-                       .arg(what)
-                       .arg(cell.nan)
-                       .arg(cell.posInf)
-                       .arg(cell.negInf)
-                       .arg(cell.numel);
-            break;
-        case MapMeasure::Magnitude:
-            body = tr("%1: largest finite |value| %2 (%3's largest: %4)%5")
-                       .arg(what, number(cell.absMax), precision, number(largestFinite(view_.precision)), nonFinite);
-            break;
-        case MapMeasure::Headroom:
-            body = tr("%1: largest finite |value| is %2 of %3's largest%4")
-                       .arg(what, number(cell.absMax / largestFinite(view_.precision)), precision, nonFinite);
-            break;
-        case MapMeasure::GradNorm: body = tr("parameter-gradient norm %1%2").arg(number(cell.norm), nonFinite); break;
-        case MapMeasure::UpdateRatio: break;
-        }
-    }
-    return tr("%1, %2\n%3").arg(head, steps, body);
+    return describeMapCell(store_->map(), store_->layers(), view_, rows_[std::size_t(row)], column);
 }
 
 bool NanMapView::eventFilter(QObject *watched, QEvent *event)

@@ -405,7 +405,7 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
         updateMeter_.before(*model_);
     optimizer_->step();
     if (measureUpdate)
-        updateMeter_.after(*model_, rec);
+        updateMeter_.after(rec);
     prevParamsFinite_ = paramsFinite;
     ++step_;
 }

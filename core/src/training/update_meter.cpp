@@ -63,10 +63,10 @@ void UpdateMeter::before(const ModelAdapter &model)
         at::cat_out(before_, views_, 0);
 }
 
-void UpdateMeter::after(const ModelAdapter &model, StepRecord &record)
+void UpdateMeter::after(StepRecord &record)
 {
     at::NoGradGuard noGrad;
-    if (views_.empty() || storage_.empty() || model.parameters().size() != storage_.size())
+    if (views_.empty())
         return;  // parameters of mixed dtypes or devices: no ratio is measured
     at::cat_out(after_, views_, 0);
     before_.sub_(after_);

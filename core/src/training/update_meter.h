@@ -24,7 +24,7 @@ public:
     void before(const ModelAdapter &model);
     // Just after it: each layer's update ratio into the record, whose parameter health (taken at
     // the start of the step) gives |w before|.
-    void after(const ModelAdapter &model, StepRecord &record);
+    void after(StepRecord &record);
 
 private:
     // Flat views of every parameter, in layer order, kept while the parameters keep their storage.
