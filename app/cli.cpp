@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "cli_bench.h"
 #include "cli_model.h"
+#include "cli_replay.h"
 #include "run_printer.h"
 #include "nanscope/run_file.h"
 #include "nanscope/run_recorder.h"
@@ -79,6 +80,23 @@ int runCommand(const std::vector<std::string> &args, std::ostream &out, std::ost
 
 }  // namespace
 
+namespace {
+
+// bitflip@STEP:LAYER
+FaultInjection parseFault(const std::string &flag, const std::string &value)
+{
+    const std::string kind = "bitflip@";
+    const auto colon = value.find(':');
+    if (value.rfind(kind, 0) != 0 || colon == std::string::npos || colon + 1 >= value.size())
+        throw std::invalid_argument(flag + " is bitflip@STEP:LAYER (a module path such as fc1), got '" + value + "'");
+    FaultInjection f;
+    f.step = parseInt(flag, value.substr(kind.size(), colon - kind.size()), 0);
+    f.layer = value.substr(colon + 1);
+    return f;
+}
+
+}  // namespace
+
 RunOptions parseRunOptions(const std::vector<std::string> &args)
 {
     RunOptions o;
@@ -87,7 +105,7 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
     std::optional<Precision> precision;
     bool clipOff = false, pause = false, lossScaleOff = false;
     std::optional<RecoveryPolicy> recovery;
-    bool haveScenario = false;
+    bool haveScenario = false, noCapsule = false;
     Arguments arguments("run");
     arguments
         .option("--scenario",
@@ -156,10 +174,15 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
                         throw std::invalid_argument(flag + " must be >= 0, got '" + v + "'");
                 })
         .flag("--json", o.json)
+        .repeatable("--capsule-at",
+                    [&](const auto &flag, const auto &v) { config.capsuleSteps.push_back(parseInt(flag, v, 0)); })
+        .flag("--no-capsule", noCapsule)
+        .option("--inject-fault", [&](const auto &flag, const auto &v) { config.fault = parseFault(flag, v); })
         .option("--save", [&](const auto &, const auto &v) { config.savePath = v; });
     addModelOptions(arguments, config);
     addRecordOptions(arguments, o.record);
     arguments.parse(args);
+    config.capsuleOnFailure = !noCapsule;
     const bool model = !o.config.modelPath.empty();
     if (haveScenario == model)
         throw std::invalid_argument("run needs --scenario ID (see `nanscope scenarios`) or --model FILE.pt, not both");
@@ -202,6 +225,7 @@ const char *usage(const std::string &command)
                "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
+               "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                    [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
                "                    [--loss cross-entropy|mse|model] [--save OUT.pt] [any option above]\n"
@@ -211,7 +235,18 @@ const char *usage(const std::string &command)
                "  (phase, layer, op); --json: one JSON object per step, event and summary;\n"
                "  --forecast-horizon: warn of an overflow or a vanishing value this many steps ahead\n"
                "  (default 50; off: no forecasts);\n"
-               "  --record: also into a run file that `report`, `export` and the window open\n";
+               "  --record: also into a run file that `report`, `export`, `replay` and the window open;\n"
+               "  it keeps a capsule of the first non-finite step (unless --no-capsule) and of each\n"
+               "  --capsule-at step; --inject-fault flips one exponent bit of LAYER's largest weight\n"
+               "  while STEP computes (a transient fault, restored before the update)\n";
+    if (command == "replay")
+        return "usage: nanscope replay FILE.nsrun [--step N] [--device cpu|cuda] [--threads N]\n"
+               "                       [--no-samples] [--no-what-if] [--json]\n"
+               "  computes a step again from its capsule (default: the first non-finite step's) and\n"
+               "  compares it with the record: reproduced (bit for bit), reproduced-numerically or\n"
+               "  not-reproduced, the first layer that differs; the origin at op level; the samples\n"
+               "  that make it fail; and which changes keep it finite, at the step and from the last\n"
+               "  checked-finite snapshot\n";
     if (command == "report")
         return "usage: nanscope report FILE.nsrun [--json]\n"
                "  the final report (or JSON summary) of a recorded run, as `run` printed it;\n"
@@ -236,14 +271,15 @@ const char *usage(const std::string &command)
 bool isSubcommand(const std::string &arg)
 {
     return arg == "scenarios" || arg == "run" || arg == "report" || arg == "export" || arg == "bench" ||
-           arg == "inspect";
+           arg == "inspect" || arg == "replay";
 }
 
 int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     try {
         if (args.empty() || !isSubcommand(args[0]))
-            throw std::invalid_argument("expected a sub-command: scenarios, run, report, export, inspect or bench");
+            throw std::invalid_argument(
+                "expected a sub-command: scenarios, run, report, export, replay, inspect or bench");
         if (args[0] == "scenarios")
             return listScenarios(args, out);
         if (args[0] == "inspect")
@@ -254,6 +290,8 @@ int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::
             return reportCommand(args, out, err);
         if (args[0] == "export")
             return exportCommand(args, out, err);
+        if (args[0] == "replay")
+            return replayCommand(args, out, err);
         return benchCommand(args, out, err);
     } catch (const RunFileError &e) {  // a run file that cannot be read: its name and the cause
         err << "nanscope: " << e.what() << '\n';

@@ -19,6 +19,18 @@ Json jsonNumber(double v)
 
 Json textOrNull(const std::string &text) { return text.empty() ? Json() : Json(text); }
 
+Json originJson(const Origin &o)
+{
+    return Json{{"step", o.step},
+                {"phase", phaseName(o.phase)},
+                {"layer", o.layerPath},
+                {"op", textOrNull(o.op)},
+                {"source", textOrNull(o.source)},
+                {"produced", o.produced},
+                {"chain", textOrNull(o.chain)},
+                {"explanation", o.explanation}};
+}
+
 std::string jsonLine(const Json &j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace nanscope::cli

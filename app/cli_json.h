@@ -1,5 +1,7 @@
 #pragma once
 // The command line's JSON: one object per line, its keys in the order they were written.
+#include "nanscope/records.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -15,6 +17,9 @@ Json jsonNumber(double v);
 
 // null for an empty text (an op or a source line nobody could name), else the text.
 Json textOrNull(const std::string &text);
+
+// Where a step's non-finite value was born, as `run --json` and `replay --json` write it.
+Json originJson(const Origin &o);
 
 // One compact line, without its newline. Text that is not UTF-8 (a file name) is replaced by
 // U+FFFD rather than thrown on: the line still gets out.

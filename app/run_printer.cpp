@@ -49,18 +49,6 @@ int peakHeadroomLayer(const StepRecord &r, const std::vector<Layer> &layers)
     return best;
 }
 
-Json originJson(const Origin &o)
-{
-    return Json{{"step", o.step},
-                {"phase", phaseName(o.phase)},
-                {"layer", o.layerPath},
-                {"op", textOrNull(o.op)},
-                {"source", textOrNull(o.source)},
-                {"produced", o.produced},
-                {"chain", textOrNull(o.chain)},
-                {"explanation", o.explanation}};
-}
-
 std::string fmt(double v)
 {
     std::ostringstream s;

@@ -26,6 +26,16 @@ struct SideInput {
 // "float32", "int64", "bool": the dtypes a synthetic input can have.
 bool isKnownInputDtype(const std::string &dtype);
 
+// A transient hardware fault, injected for real (`--inject-fault bitflip@STEP:LAYER`): while step
+// `step` computes, one exponent bit of the largest weight of `layer` (a module path) is flipped;
+// it is restored before the update, as a flaky multiply would leave memory intact.
+struct FaultInjection {
+    int step = -1;
+    std::string layer;
+    bool active() const { return step >= 0; }
+    bool operator==(const FaultInjection &o) const { return step == o.step && layer == o.layer; }
+};
+
 struct RunConfig {
     std::string scenario = "large-lr-mse";
     int steps = 0;  // 0: the default of the scenario or model file (defaultSteps())
@@ -43,6 +53,10 @@ struct RunConfig {
     // On the CPU, gather the map as a device does (statistics kept as tensors, read back once a
     // step) instead of scanning each tensor at once: runs the CUDA code path without a GPU.
     bool devicePathOnCpu = false;
+    // Capsules (see capsule.h): of the first step that turns non-finite, and of these steps.
+    bool capsuleOnFailure = true;
+    std::vector<int> capsuleSteps;
+    FaultInjection fault;
     // Another optimizer than the scenario's or model file's own, or other settings of it.
     OptimizerChoice optimizer;
 

@@ -32,6 +32,7 @@ public:
     void runStarted(int run, const std::vector<Layer> &layers, const RunConfig &config) override;
     void stepRecorded(const StepRecordPtr &record) override;
     void eventRaised(const Event &event) override;
+    void capsuleSaved(const CapsulePtr &capsule) override;
     void runFinished(const RunSummary &summary) override;
 
     // Writes what is queued, waits for it to be committed; the file is then complete.

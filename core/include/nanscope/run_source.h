@@ -2,6 +2,7 @@
 // What the window and the command line need from a run, wherever it comes from: a live Session
 // today, a recorded run file or a replayed capsule next. Observers receive the run as it happens;
 // commands steer it where the source can be steered (see capabilities()).
+#include "nanscope/capsule.h"
 #include "nanscope/controls.h"
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
@@ -27,6 +28,8 @@ public:
     // record of a later step: what a view that draws buckets needs, not every step (RecordedRun).
     virtual void stepsChunked(const StepChunkPtr & /*chunk*/) {}
     virtual void eventRaised(const Event & /*event*/) {}
+    // A capsule of a step, taken before the step was applied (capsule.h).
+    virtual void capsuleSaved(const CapsulePtr & /*capsule*/) {}
     virtual void stateChanged(SessionState /*state*/) {}
     virtual void runFinished(const RunSummary & /*summary*/) {}
     // Records handed over but not yet taken in (a window's queue). A source that can go faster
@@ -66,6 +69,9 @@ public:
     virtual void stepOnce(int count = 1) = 0;  // while paused: run `count` steps, then pause again
     virtual void stop() = 0;
     virtual void requestRollback() = 0;  // restore the newest checked-finite snapshot
+    // Saves a capsule (capsule.h) of the paused step, or else of the next step computed; false
+    // when this source computes no steps.
+    virtual bool requestCapsule() { return false; }
     virtual void decidePausedStep(PausedStepDecision decision) = 0;
     virtual void setControls(const Controls &controls) = 0;  // applied at the next step boundary
 

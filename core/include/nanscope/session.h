@@ -24,6 +24,7 @@ public:
     void stepOnce(int count = 1) override;
     void stop() override;
     void requestRollback() override;
+    bool requestCapsule() override;
     void decidePausedStep(PausedStepDecision decision) override;
     void setControls(const Controls &controls) override;
 

@@ -183,7 +183,7 @@ at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x, const st
     return selectOutput(raw, selector);
 }
 
-ScenarioSetup buildModelSetup(const RunConfig &config)
+ScenarioSetup buildModelSetup(const RunConfig &config, const Dataset *given)
 {
     torch::manual_seed(config.seed);
     ScenarioSetup s;
@@ -200,6 +200,12 @@ ScenarioSetup buildModelSetup(const RunConfig &config)
     s.loadMillis = std::chrono::duration<double, std::milli>(t1 - t0).count();
     s.instrumentMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     model->setOutputSelector(config.output);
+    if (given) {
+        s.data = *given;
+        s.batchSize = int(given->x.size(0));
+        s.model = std::move(model);
+        return s;
+    }
     if (config.inputsPath.empty() && config.inputShape.empty()) {
         const InputGuess g = guessInputShape(config.modelPath);
         throw std::invalid_argument(

@@ -14,8 +14,9 @@ namespace nanscope {
 
 class TorchScriptModel;
 
-// Throws ModelFileError for the file, std::invalid_argument for data, shapes and options.
-ScenarioSetup buildModelSetup(const RunConfig &config);
+// Throws ModelFileError for the file, std::invalid_argument for data, shapes and options. With
+// `given` data (a replay's batch) the configuration's data and targets are not read.
+ScenarioSetup buildModelSetup(const RunConfig &config, const Dataset *given = nullptr);
 
 // Runs the model once on `x` (and its further inputs) without gradients, in eval mode, and returns
 // the output `selector` picks (model_output.h); a model that rejects `x` gives a message naming

@@ -163,6 +163,9 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"op_level_origin", c.opLevelOrigin},
                 {"forecast_horizon", c.forecastHorizon},
                 {"device_path_on_cpu", c.devicePathOnCpu},
+                {"capsule_on_failure", c.capsuleOnFailure},
+                {"capsule_steps", c.capsuleSteps},
+                {"fault", c.fault.active() ? Json{{"step", c.fault.step}, {"layer", c.fault.layer}} : Json()},
                 {"input_shape", c.inputShape},
                 {"input_dtype", c.tokenIds ? "int64" : "float32"},
                 {"vocab", c.vocab},
@@ -196,6 +199,12 @@ RunConfig configFrom(const Json &j)
     c.opLevelOrigin = value(j, "op_level_origin", c.opLevelOrigin);
     c.forecastHorizon = value(j, "forecast_horizon", c.forecastHorizon);
     c.devicePathOnCpu = value(j, "device_path_on_cpu", false);
+    c.capsuleOnFailure = value(j, "capsule_on_failure", c.capsuleOnFailure);
+    c.capsuleSteps = value<std::vector<int>>(j, "capsule_steps", {});
+    if (j.contains("fault") && j["fault"].is_object()) {
+        c.fault.step = value(j["fault"], "step", -1);
+        c.fault.layer = value<std::string>(j["fault"], "layer", "");
+    }
     c.inputShape = value<std::vector<std::int64_t>>(j, "input_shape", {});
     c.tokenIds = value<std::string>(j, "input_dtype", "float32") == "int64";
     c.vocab = value<std::int64_t>(j, "vocab", 0);

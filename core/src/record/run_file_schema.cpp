@@ -140,6 +140,21 @@ CREATE TABLE chunk_layers (
     update_ratio, forward_norm, grad_norm, params_norm, param_grads_norm,
     PRIMARY KEY (chunk, layer)
 ) WITHOUT ROWID;
+CREATE TABLE capsules (
+    step          INTEGER PRIMARY KEY,
+    reason        TEXT NOT NULL,
+    snapshot_step INTEGER,
+    bytes         INTEGER NOT NULL,
+    meta          TEXT NOT NULL,
+    state         BLOB NOT NULL,
+    model_sha256  TEXT
+);
+CREATE TABLE embedded_files (
+    sha256 TEXT PRIMARY KEY,
+    name   TEXT NOT NULL,
+    bytes  INTEGER NOT NULL,
+    data   BLOB NOT NULL
+);
 CREATE TABLE control_changes (
     event   INTEGER NOT NULL REFERENCES events(id),
     step    INTEGER NOT NULL,

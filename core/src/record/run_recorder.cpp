@@ -22,7 +22,7 @@ struct Start {
     RunConfig config;
 };
 struct Heartbeat {};
-using Item = std::variant<Start, StepRecordPtr, Event, RunSummary, Heartbeat>;
+using Item = std::variant<Start, StepRecordPtr, Event, RunSummary, Heartbeat, CapsulePtr>;
 
 }  // namespace
 
@@ -133,6 +133,16 @@ void RunRecorder::eventRaised(const Event &event)
             return;
     }
     d_->enqueue(event);
+}
+
+void RunRecorder::capsuleSaved(const CapsulePtr &capsule)
+{
+    {
+        std::lock_guard<std::mutex> lock(d_->mutex);
+        if (capsule->run != d_->run)
+            return;
+    }
+    d_->enqueue(capsule);
 }
 
 void RunRecorder::runFinished(const RunSummary &summary)
@@ -250,6 +260,8 @@ void RunRecorder::Impl::writeBatch(std::deque<Item> &batch)
             out->event(*e);
         } else if (const auto *s = std::get_if<Start>(&item)) {
             out->start(s->layers, s->config);
+        } else if (const auto *capsule = std::get_if<CapsulePtr>(&item)) {
+            out->capsule(**capsule);
         } else if (const auto *summary = std::get_if<RunSummary>(&item)) {
             out->finish(*summary);
         } else {

@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #ifndef NANSCOPE_VERSION
 #define NANSCOPE_VERSION "unknown"
@@ -62,6 +64,7 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
         .bind(11, configJson(c, controls, stepsToRun(c)).dump())
         .bind(12, controlsJson(controls).dump());
     run.run();
+    modelPath_ = c.modelPath;
     layerCount_ = std::int64_t(layers.size());
     Statement layer = db_.prepare("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)");
     for (const Layer &l : layers) {
@@ -161,6 +164,41 @@ void RunWriter::event(const Event &e)
         change.bind(1, id).bind(2, e.step).bind(3, c.control).bind(4, c.before).bind(5, c.after);
         change.run();
     }
+}
+
+void RunWriter::capsule(const CapsuleBlob &c)
+{
+    if (!modelPath_.empty() && embeddedSha_.empty()) {
+        std::ifstream in(modelPath_, std::ios::binary);
+        std::ostringstream bytes;
+        bytes << in.rdbuf();
+        const std::string sha = fileSha256(modelPath_);
+        if (in && !sha.empty()) {  // else replay says the model is not embedded
+            Statement embed =
+                db_.prepare("INSERT OR IGNORE INTO embedded_files (sha256, name, bytes, data) VALUES (?,?,?,?)");
+            const std::string data = bytes.str();
+            const auto slash = modelPath_.find_last_of('/');
+            embed.bind(1, sha)
+                .bind(2, slash == std::string::npos ? modelPath_ : modelPath_.substr(slash + 1))
+                .bind(3, std::int64_t(data.size()))
+                .bindBlob(4, data)
+                .run();
+            embeddedSha_ = sha;
+        }
+    }
+    Statement insert = db_.prepare("INSERT OR REPLACE INTO capsules (step, reason, snapshot_step, bytes, meta, state, "
+                                   "model_sha256) VALUES (?,?,?,?,?,?,?)");
+    insert.bind(1, c.step)
+        .bind(2, c.reason)
+        .bind(4, std::int64_t(c.meta.size() + c.state.size()))
+        .bind(5, c.meta)
+        .bindBlob(6, c.state)
+        .bindText(7, embeddedSha_);
+    if (c.snapshotStep >= 0)
+        insert.bind(3, c.snapshotStep);
+    else
+        insert.bindNull(3);
+    insert.run();
 }
 
 void RunWriter::finish(const RunSummary &s)

@@ -3,6 +3,7 @@
 // recorder's writer thread, inside the transaction of a batch; throws RunFileError.
 #include "record/sqlite_db.h"
 
+#include "nanscope/capsule.h"
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
 #include "nanscope/step_chunk.h"
@@ -25,11 +26,16 @@ public:
     void event(const Event &event);
     void finish(const RunSummary &summary);  // also writes the last chunk, however short
     void heartbeat();                        // see RunFileInfo::heartbeat
+    // A capsule; a model run's first one also embeds the model file, so that the capsule replays
+    // where the file is not.
+    void capsule(const CapsuleBlob &capsule);
 
 private:
     Database &db_;
     std::unique_ptr<Statement> insertStep_, insertLayer_, insertNonFinite_;  // prepared once
     std::int64_t layerCount_ = 0;                                            // the key of layer_steps
+    std::string modelPath_;    // a model run's file, embedded with the first capsule
+    std::string embeddedSha_;  // once embedded
     StepChunk chunk_;  // the steps of the current chunk so far: written once a later chunk begins
 };
 

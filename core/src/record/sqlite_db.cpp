@@ -105,6 +105,14 @@ Statement &Statement::bind(int i, const std::string &v)
     return *this;
 }
 
+Statement &Statement::bindBlob(int i, const std::string &bytes)
+{
+    // SQLITE_STATIC would do for a caller that keeps `bytes`, but a capsule can be large and
+    // a statement can outlive a temporary: copy.
+    sqlite3_bind_blob64(stmt_, i, bytes.data(), sqlite3_uint64(bytes.size()), SQLITE_TRANSIENT);
+    return *this;
+}
+
 Statement &Statement::bindNull(int i)
 {
     sqlite3_bind_null(stmt_, i);
@@ -155,6 +163,12 @@ std::int64_t Statement::integer(int i) const { return sqlite3_column_int64(stmt_
 std::string Statement::text(int i) const
 {
     const auto *p = reinterpret_cast<const char *>(sqlite3_column_text(stmt_, i));
+    return p ? std::string(p, std::size_t(sqlite3_column_bytes(stmt_, i))) : std::string();
+}
+
+std::string Statement::blob(int i) const
+{
+    const auto *p = static_cast<const char *>(sqlite3_column_blob(stmt_, i));
     return p ? std::string(p, std::size_t(sqlite3_column_bytes(stmt_, i))) : std::string();
 }
 

@@ -51,6 +51,7 @@ public:
     Statement &bind(int i, std::int64_t v);
     Statement &bind(int i, int v) { return bind(i, std::int64_t(v)); }
     Statement &bind(int i, const std::string &v);
+    Statement &bindBlob(int i, const std::string &bytes);
     Statement &bindNull(int i);
     Statement &bindText(int i, const std::string &v);  // NULL for an empty text
     Statement &bindOptional(int i, const std::optional<double> &v);
@@ -66,6 +67,7 @@ public:
     double real(int i) const;  // NULL reads as NaN (SQLite stores a NaN REAL as NULL)
     std::int64_t integer(int i) const;
     std::string text(int i) const;  // NULL reads as ""
+    std::string blob(int i) const;  // NULL reads as ""
 
 private:
     Database *db_;

@@ -34,8 +34,9 @@ struct ScenarioSetup {
     std::vector<std::string> loadWarnings;
 };
 
-// Throws std::invalid_argument for an unknown id or impossible options.
-ScenarioSetup buildScenario(const RunConfig &config);
+// Throws std::invalid_argument for an unknown id or impossible options. A model file's run takes
+// `given` data instead of its configured data when there is some (a replay).
+ScenarioSetup buildScenario(const RunConfig &config, const Dataset *given = nullptr);
 
 at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor &target);
 

@@ -248,10 +248,10 @@ const ScenarioInfo *findScenario(const std::string &id)
     return e ? &e->info : nullptr;
 }
 
-ScenarioSetup buildScenario(const RunConfig &config)
+ScenarioSetup buildScenario(const RunConfig &config, const Dataset *given)
 {
     if (config.usesModelFile())
-        return buildModelSetup(config);
+        return buildModelSetup(config, given);
     const ScenarioEntry *entry = findEntry(config.scenario);
     if (!entry)
         throw std::invalid_argument("unknown scenario '" + config.scenario + "'");

@@ -1,9 +1,14 @@
 #include "session/run_loop.h"
 
+#include "replay/capsule_codec.h"
 #include "scenarios/scenario_setup.h"
 #include "training/trainer.h"
 
 #include <torch/torch.h>
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 namespace nanscope {
 
@@ -84,6 +89,7 @@ void RunLoop::trainSteps()
         record->run = run_;
         activeMillis_ += record->stepMillis;
         noteNonFinite(*record);
+        takeCapsuleIfDue(*record);
         precision_ = controls.precision;
 
         const Outcome outcome =
@@ -171,13 +177,60 @@ void RunLoop::noteNonFinite(const StepRecord &record)
     }
 }
 
+bool RunLoop::takeCapsuleRequest()
+{
+    std::lock_guard<std::mutex> lock(link_.mutex);
+    return std::exchange(link_.capsuleRequested, false);
+}
+
+void RunLoop::takeCapsuleIfDue(const StepRecord &record)
+{
+    const std::string &fault = trainer_->faultDone();
+    const bool faultNow = !fault.empty() && !faultReported_;
+    if (faultNow) {
+        faultReported_ = true;
+        raise({EventKind::Warning, record.step, -1, "fault injected for this step only: " + fault});
+    }
+    const std::vector<int> &asked = config_.capsuleSteps;
+    if (record.failed() && config_.capsuleOnFailure && !failureCapsuled_) {
+        failureCapsuled_ = true;
+        saveCapsule(record, kCapsuleFirstNonFinite);
+    } else if (faultNow) {
+        saveCapsule(record, kCapsuleFault);
+    } else if (std::find(asked.begin(), asked.end(), record.step) != asked.end() || takeCapsuleRequest()) {
+        saveCapsule(record, kCapsuleAsked);
+    }
+}
+
+void RunLoop::saveCapsule(const StepRecord &record, const char *reason)
+{
+    std::shared_ptr<CapsuleBlob> blob;
+    try {
+        blob = std::make_shared<CapsuleBlob>(encodeCapsule(captureCapsule(*trainer_, record, config_, reason), run_));
+    } catch (const std::exception &e) {  // the run goes on without it
+        raise({EventKind::Error, record.step, -1, "no capsule of this step: " + firstSentence(e.what())});
+        return;
+    }
+    const CapsulePtr published = blob;
+    link_.notify([&published](RunObserver &o) { o.capsuleSaved(published); });
+    const double kib = double(blob->state.size() + blob->meta.size()) / 1024.0;
+    std::ostringstream text;
+    text << "capsule of step " << record.step << " (" << reason << "): " << std::fixed << std::setprecision(1) << kib
+         << " KiB";
+    if (blob->snapshotStep >= 0)
+        text << ", with the checked-finite state of step " << blob->snapshotStep << " and the batches since";
+    raise({EventKind::Info, record.step, -1, text.str()});
+}
+
 RunLoop::Outcome RunLoop::pauseForDecision(const std::shared_ptr<StepRecord> &record)
 {
     Event paused{EventKind::Paused, record->step, record->origin.layer, record->origin.explanation};
     paused.origin = record->origin;
     raise(paused);
     setState(SessionState::Paused);
+    pausedRecord_ = record;
     const std::optional<PausedStepDecision> decision = waitForDecision();
+    pausedRecord_.reset();
     if (!decision)
         return Outcome::Stopped;
     // The user may have changed the controls while looking at the paused step.
@@ -201,8 +254,18 @@ std::optional<PausedStepDecision> RunLoop::waitForDecision()
     std::unique_lock<std::mutex> lock(link_.mutex);
     link_.decisionWanted = true;
     link_.decision.reset();
-    link_.wake.wait(lock,
-                    [this] { return link_.stopRequested || link_.decision.has_value() || link_.rollbackRequested; });
+    for (;;) {
+        link_.wake.wait(lock, [this] {
+            return link_.stopRequested || link_.decision.has_value() || link_.rollbackRequested ||
+                   link_.capsuleRequested;
+        });
+        if (!std::exchange(link_.capsuleRequested, false))
+            break;
+        // Save this step: the paused step, whose update is not applied yet.
+        lock.unlock();
+        saveCapsule(*pausedRecord_, kCapsuleAsked);
+        lock.lock();
+    }
     link_.decisionWanted = false;
     if (link_.stopRequested)
         return std::nullopt;

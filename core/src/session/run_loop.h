@@ -28,6 +28,7 @@ struct RunLoopLink {
     bool paused = false;
     int stepBudget = 0;
     bool rollbackRequested = false;
+    bool capsuleRequested = false;
     bool decisionWanted = false;
     std::optional<PausedStepDecision> decision;
     Controls controls;
@@ -52,6 +53,11 @@ private:
     Controls liveControls();
     void applyControls(const Controls &controls, int step);
     void noteNonFinite(const StepRecord &record);
+    // A capsule of the step just computed, when it is the first to fail, carries the injected
+    // fault, is one of config.capsuleSteps or was asked for.
+    void takeCapsuleIfDue(const StepRecord &record);
+    void saveCapsule(const StepRecord &record, const char *reason);
+    bool takeCapsuleRequest();
     Outcome pauseForDecision(const std::shared_ptr<StepRecord> &record);
     std::optional<PausedStepDecision> waitForDecision();
     // Recovery, clipping and the update, then the record; false when the policy stopped the run.
@@ -74,6 +80,9 @@ private:
     std::vector<int> perLayer_;
     double activeMillis_ = 0;
     bool retry_ = false;
+    std::shared_ptr<StepRecord> pausedRecord_;  // while waiting for a decision on it
+    bool failureCapsuled_ = false;
+    bool faultReported_ = false;
 };
 
 }  // namespace nanscope

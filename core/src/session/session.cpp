@@ -76,6 +76,7 @@ bool Session::start(const RunConfig &config, std::string *error)
     d->paused = false;
     d->stepBudget = 0;
     d->rollbackRequested = false;
+    d->capsuleRequested = false;
     d->decision.reset();
     d->controls = initialControls(config);
     d->running = true;
@@ -133,6 +134,16 @@ void Session::requestRollback()
         d->rollbackRequested = true;
     }
     d->wake.notify_all();
+}
+
+bool Session::requestCapsule()
+{
+    {
+        std::lock_guard<std::mutex> lock(d->mutex);
+        d->capsuleRequested = true;
+    }
+    d->wake.notify_all();
+    return true;
 }
 
 void Session::decidePausedStep(PausedStepDecision decision)

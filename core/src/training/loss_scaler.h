@@ -25,6 +25,12 @@ public:
         bool grew() const { return nextScale > scaleUsed; }
         bool backedOff() const { return nextScale < scaleUsed; }
     };
+    // A scaler as it was at some step (a replay): the options stay.
+    void restore(double scale, int growthTracker)
+    {
+        scale_ = scale;
+        growthTracker_ = growthTracker;
+    }
     // Call once per step, after the gradients were unscaled and checked.
     Outcome update(bool gradientsFinite);
 

@@ -20,6 +20,9 @@ struct Snapshot {
     std::vector<at::Tensor> parameters;
     std::vector<at::Tensor> buffers;
     std::string optimizerState;  // serialized, so every moment tensor is a deep copy
+    double learningRate = 0;
+    double lossScale = 1;
+    int growthTracker = 0;
 };
 
 Snapshot takeSnapshot(int step, const ModelAdapter &model, const std::vector<at::Tensor> &buffers,

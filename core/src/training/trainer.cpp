@@ -73,11 +73,11 @@ Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
     optimizer_ = makeOptimizer(optimizerSettings_, model_->parameters(), lr_);
     applyPrecision();
     model_->setTraining(true);
+    if (config.fault.active())
+        faultWeight(*model_, config.fault.layer);  // throws for a layer without weights
     prevParamsFinite_ = stateFinite();
-    if (prevParamsFinite_) {
-        snapshots_.push(takeSnapshot(0, *model_, buffers_, *optimizer_));
-        lastSnapshotStep_ = 0;
-    }
+    if (prevParamsFinite_)
+        pushSnapshot(buffers_);
 }
 
 Trainer::~Trainer() = default;
@@ -110,6 +110,38 @@ bool Trainer::stateFinite() const
 
 Trainer::Batch Trainer::nextBatch()
 {
+    if (fedBatches_.empty())
+        return drawBatch();
+    Batch b = std::move(fedBatches_.front());
+    fedBatches_.erase(fedBatches_.begin());
+    return b;
+}
+
+void Trainer::keepBatch(const Batch &b)
+{
+    // Held by reference (no copy) for a capsule's replay from the snapshot; a window that grew
+    // past this (no finite state for long) is no longer complete and is dropped from the front.
+    constexpr std::size_t kMaxHeld = 64;
+    if (recentBatches_.size() >= kMaxHeld)
+        recentBatches_.erase(recentBatches_.begin());
+    recentBatches_.push_back(b);
+}
+
+void Trainer::pushSnapshot(const std::vector<at::Tensor> &buffers)
+{
+    Snapshot s = takeSnapshot(step_, *model_, buffers, *optimizer_);
+    s.learningRate = lr_;
+    s.lossScale = lossScale();
+    s.growthTracker = scaler_.growthTracker();
+    snapshots_.push(std::move(s));
+    lastSnapshotStep_ = step_;
+    recentBatches_.erase(
+        std::remove_if(recentBatches_.begin(), recentBatches_.end(), [this](const Batch &b) { return b.step < step_; }),
+        recentBatches_.end());
+}
+
+Trainer::Batch Trainer::drawBatch()
+{
     const auto n = std::size_t(data_.x.size(0));
     Batch b;
     while (b.indices.size() < std::size_t(batchSize_)) {
@@ -141,7 +173,7 @@ void Trainer::seedStep()
 {
     // Each step draws from its own seed, so a re-run of a step (op-level tier, retry) sees the
     // same dropout masks.
-    torch::manual_seed(config_.seed * 1000003ULL + std::uint64_t(step_));
+    torch::manual_seed(stepSeed(config_.seed, step_));
 }
 
 void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *record)
@@ -193,8 +225,13 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     for (auto &group : optimizer_->param_groups())
         group.options().set_lr(lr_);
 
-    if (!retrySameBatch || pending_.indices.empty())
+    const bool fresh = !retrySameBatch || pending_.indices.empty();
+    if (fresh) {
+        if (!fedBatches_.empty())  // a replay: the batch keeps the step it was drawn at
+            step_ = rec->step = fedBatches_.front().step;
         pending_ = nextBatch();
+        pending_.step = step_;
+    }
     Batch &b = pending_;
     rec->inputHealth = computeHealth(b.x);
     if (rec->inputHealth.hasNonFinite())
@@ -211,14 +248,18 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
         std::vector<at::Tensor> side;
         for (const at::Tensor &t : b.side)
             side.push_back(t.index_select(0, k));
-        b = {keptIndices, b.x.index_select(0, k), b.y.index_select(0, k), side};
+        b = {step_, keptIndices, b.x.index_select(0, k), b.y.index_select(0, k), side};
         rec->quarantined = rec->badSamples;
         quarantined_.insert(rec->badSamples.begin(), rec->badSamples.end());
         rec->inputHealth = computeHealth(b.x);
     }
 
+    if (fresh)
+        keepBatch(b);
+
     preStepBuffers_ = cloneAll(buffers_);
     seedStep();
+    const FlippedWeight flipped = flipFaultWeight();
     const bool probed = probeMode_ != ProbeMode::Off;
     if (probeMode_ == ProbeMode::OpLevelEveryStep) {
         OpTracer tracer;
@@ -244,6 +285,7 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
         }
         rec->origin.explanation = explainOrigin(rec->origin, *rec);
     }
+    unflip(flipped);
     rec->stepMillis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return rec;
 }
@@ -257,6 +299,16 @@ void Trainer::plainStep()
         torch::nn::utils::clip_grad_norm_(model_->parameters(), *controls_.clipNorm);
     optimizer_->step();
     ++step_;
+}
+
+FlippedWeight Trainer::flipFaultWeight()
+{
+    if (!config_.fault.active() || config_.fault.step != step_ || !faultDone_.empty())
+        return {};
+    const std::string &layer = config_.fault.layer;
+    FlippedWeight f = flipExponentBit(faultWeight(*model_, layer), layer + ".weight");
+    faultDone_ = f.text;
+    return f;
 }
 
 void Trainer::nameOpOfOrigin(const Batch &b, StepRecord &record)
@@ -308,6 +360,7 @@ bool Trainer::rollback(bool halveLr, std::string *what)
     if (!s)
         return false;
     restoreSnapshot(*s, *model_, *optimizer_);
+    recentBatches_.clear();  // from here the snapshot's state trains on the batches to come
     if (halveLr)
         lr_ *= 0.5;
     for (auto &group : optimizer_->param_groups())
@@ -371,8 +424,7 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
     // A state that was checked finite (parameters this step, buffers as the step found them) and
     // whose step was finite is worth keeping.
     if (stepFinite && paramsFinite && step_ - lastSnapshotStep_ >= config_.snapshotEvery) {
-        snapshots_.push(takeSnapshot(step_, *model_, preStepBuffers_, *optimizer_));
-        lastSnapshotStep_ = step_;
+        pushSnapshot(preStepBuffers_);
         consecutiveRollbacks_ = 0;
     }
 

@@ -6,6 +6,7 @@
 #include "nanscope/run_config.h"
 #include "probe/probe.h"
 #include "scenarios/scenario_setup.h"
+#include "training/fault_injection.h"
 #include "training/snapshot.h"
 #include "training/update_meter.h"
 
@@ -22,6 +23,33 @@ class Optimizer;
 namespace nanscope {
 
 enum class ProbeMode { Off, FullMap, OpLevelEveryStep };
+
+// The samples one step trains on, as the model sees them (after any quarantine).
+struct TrainingBatch {
+    int step = -1;  // the step that drew it
+    std::vector<std::int64_t> indices;
+    at::Tensor x, y;
+    std::vector<at::Tensor> side;  // the model's further inputs
+};
+
+// Everything a step depends on, as it was before the step: what a capsule keeps so that the step
+// can be computed again elsewhere (replay/capsule_codec.h).
+struct StepState {
+    int step = 0;
+    double learningRate = 0;
+    Controls controls;
+    double lossScale = 1;
+    int growthTracker = 0;
+    bool prevParamsFinite = true;
+    std::vector<at::Tensor> parameters;
+    std::vector<at::Tensor> buffers;
+    std::string optimizerState;
+    TrainingBatch batch;
+};
+
+// The seed each step's random draws start from (dropout masks), so a step computed again draws the
+// same.
+inline std::uint64_t stepSeed(std::uint64_t runSeed, int step) { return runSeed * 1000003ULL + std::uint64_t(step); }
 
 class Trainer {
 public:
@@ -60,13 +88,33 @@ public:
     torch::optim::Optimizer &optimizer() { return *optimizer_; }
     const SnapshotRing &snapshots() const { return snapshots_; }
 
+    // The state the step just computed started from (call between computeStep() and applyStep()):
+    // one copy of the parameters; buffers, optimizer state and batch as the step found them.
+    StepState stateBeforeStep(const StepRecord &record) const;
+    // The newest checked-finite snapshot and the batches drawn since, through the current step;
+    // empty batches when they are no longer all held.
+    const std::vector<TrainingBatch> &batchesSinceSnapshot() const { return recentBatches_; }
+    // Puts the trainer back where `state` was: the next computeStep(true) computes that step again.
+    void restoreStepState(const StepState &state);
+    // Puts the trainer back at snapshot `s` with `controls`; the next steps train on `batches`.
+    void restoreSnapshotState(const Snapshot &s, const Controls &controls, std::vector<TrainingBatch> batches);
+    // The snapshot a rollback restores (a replay's, instead of the state the trainer began with).
+    void resetSnapshots(const Snapshot *newest);
+    // The batch of the step restored by restoreStepState() (for a replay on some of its samples).
+    void replaceBatch(TrainingBatch batch) { pending_ = std::move(batch); }
+    // Skips the op-level re-run of a failing step (a replay that only asks whether it fails).
+    void setOpLevelOrigin(bool on) { opLevelDone_ = !on; }
+    // What the injected fault did, once it did: "fc1.weight[3, 7]: 0.12 -> 4.1e+37 (bit 30)".
+    const std::string &faultDone() const { return faultDone_; }
+
 private:
-    struct Batch {
-        std::vector<std::int64_t> indices;
-        at::Tensor x, y;
-        std::vector<at::Tensor> side;  // the model's further inputs
-    };
+    using Batch = TrainingBatch;
     Batch nextBatch();
+    Batch drawBatch();
+    void keepBatch(const Batch &b);
+    void pushSnapshot(const std::vector<at::Tensor> &buffers);
+    // The injected fault, when this step is its step.
+    FlippedWeight flipFaultWeight();
     void seedStep();
     // `record` receives the probe's map; without a probe it is not touched (may be null).
     void runForwardBackward(const Batch &b, Probe *probe, StepRecord *record);
@@ -107,6 +155,10 @@ private:
     SnapshotRing snapshots_;
     int lastSnapshotStep_ = -1;
     int consecutiveRollbacks_ = 0;
+
+    std::vector<Batch> recentBatches_;  // since the newest snapshot
+    std::vector<Batch> fedBatches_;     // a replay's: drawn before the data set's own
+    std::string faultDone_;
 
     LossScaler scaler_;
     bool scaling_ = false;

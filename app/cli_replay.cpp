@@ -1,0 +1,125 @@
+#include "cli_replay.h"
+
+#include "cli_args.h"
+#include "cli_json.h"
+#include "nanscope/replay.h"
+
+#include <iomanip>
+#include <ostream>
+
+namespace nanscope::cli {
+
+namespace {
+
+Json replayJson(const ReplayReport &r)
+{
+    Json whatIf = Json::array();
+    for (const WhatIf &w : r.whatIf)
+        whatIf.push_back({{"change", w.change}, {"from", w.from}, {"finite", w.finite}, {"note", textOrNull(w.note)}});
+    return Json{{"type", "replay"},
+                {"step", r.step},
+                {"capsule", r.reason},
+                {"verdict", replayVerdictId(r.verdict)},
+                {"tolerance", r.tolerance},
+                {"differs_at", r.differsAt >= 0 ? Json(r.differsAtPath) : Json()},
+                {"differs", textOrNull(r.differsWhat)},
+                {"recorded",
+                 {{"failed", r.recordedFailed},
+                  {"loss", jsonNumber(r.recordedLoss)},
+                  {"grad_norm", jsonNumber(r.recordedGradNorm)}}},
+                {"replayed",
+                 {{"failed", r.replayedFailed},
+                  {"loss", jsonNumber(r.replayedLoss)},
+                  {"grad_norm", jsonNumber(r.replayedGradNorm)}}},
+                {"origin", r.origin.valid() ? originJson(r.origin) : Json()},
+                {"samples", r.samples},
+                {"bisect_replays", r.bisectReplays},
+                {"coupled_by", r.coupledBy},
+                {"what_if", whatIf},
+                {"device", r.device},
+                {"threads", r.threads},
+                {"notes", r.notes},
+                {"load_ms", jsonNumber(r.loadMillis)},
+                {"replay_ms", jsonNumber(r.replayMillis)},
+                {"total_ms", jsonNumber(r.totalMillis)}};
+}
+
+void printReplay(const ReplayReport &r, std::ostream &out)
+{
+    out << "step " << r.step << " (capsule: " << r.reason << ") replayed on " << r.device << ", " << r.threads
+        << (r.threads == 1 ? " thread" : " threads") << '\n';
+    out << "verdict: " << replayVerdictId(r.verdict);
+    if (r.verdict == ReplayVerdict::ReproducedNumerically)
+        out << " (within a relative " << r.tolerance << ")";
+    out << '\n';
+    out << "  recorded: loss " << r.recordedLoss << ", gradient norm " << r.recordedGradNorm
+        << (r.recordedFailed ? ", non-finite" : ", finite") << '\n';
+    out << "  replayed: loss " << r.replayedLoss << ", gradient norm " << r.replayedGradNorm
+        << (r.replayedFailed ? ", non-finite" : ", finite") << '\n';
+    if (r.differsAt >= 0)
+        out << "  first layer that differs: '" << r.differsAtPath << "' (" << r.differsWhat << ")\n";
+    else if (!r.differsWhat.empty())
+        out << "  differs: " << r.differsWhat << '\n';
+    if (r.origin.valid()) {
+        out << "origin: phase " << phaseName(r.origin.phase) << ", layer '" << r.origin.layerPath << "', op "
+            << (r.origin.op.empty() ? "(not named)" : r.origin.op);
+        if (!r.origin.source.empty())
+            out << " at " << r.origin.source;
+        out << '\n';
+        if (!r.origin.chain.empty())
+            out << "  " << r.origin.chain << '\n';
+        out << "  " << r.origin.explanation << '\n';
+    }
+    if (!r.samples.empty()) {
+        out << "samples that make the step non-finite:";
+        for (std::int64_t s : r.samples)
+            out << ' ' << s;
+        out << " (" << r.bisectReplays << " replays)\n";
+    }
+    if (!r.coupledBy.empty())
+        out << "  BatchNorm couples the samples of a batch (" << r.coupledBy.front()
+            << (r.coupledBy.size() > 1 ? ", ..." : "")
+            << "): each subset is normalised by its own statistics, and a sample that\n"
+               "  cannot be computed alone was tried with the rest of the batch\n";
+    if (!r.whatIf.empty()) {
+        out << "what if:\n";
+        for (const WhatIf &w : r.whatIf)
+            out << "  " << std::left << std::setw(13) << ("from " + w.from) << ' ' << std::setw(24) << w.change
+                << std::right << ' ' << (w.finite ? "finite" : "non-finite")
+                << (w.note.empty() ? "" : " (" + w.note + ")") << '\n';
+    }
+    for (const std::string &n : r.notes)
+        out << "note: " << n << '\n';
+}
+
+}  // namespace
+
+int replayCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    std::string path;
+    ReplayOptions options;
+    bool json = false, noSamples = false, noWhatIf = false;
+    Arguments arguments("replay");
+    arguments.positional("FILE", [&](const auto &, const auto &v) { path = v; })
+        .option("--step", [&](const auto &flag, const auto &v) { options.step = parseInt(flag, v, 0); })
+        .option("--device", [&](const auto &flag, const auto &v) { options.device = parseDevice(flag, v); })
+        .option("--threads", [&](const auto &flag, const auto &v) { options.threads = parseInt(flag, v, 1); })
+        .flag("--no-samples", noSamples)
+        .flag("--no-what-if", noWhatIf)
+        .flag("--json", json);
+    arguments.parse(args);
+    if (path.empty())
+        throw std::invalid_argument("replay needs a run file: nanscope replay FILE.nsrun");
+    options.samples = !noSamples;
+    options.whatIf = !noWhatIf;
+    if (!json)
+        options.progress = [&err](const std::string &what) { err << what << "...\n"; };
+    const ReplayReport report = replayCapsule(path, options);
+    if (json)
+        out << jsonLine(replayJson(report)) << '\n';
+    else
+        printReplay(report, out);
+    return 0;
+}
+
+}  // namespace nanscope::cli

@@ -1,0 +1,230 @@
+// replayCapsule(): the verdict, the op-level origin, the samples and the what-ifs of one capsule.
+#include "nanscope/replay.h"
+
+#include "nanscope/capsule.h"
+#include "nanscope/precision.h"
+#include "nanscope/run_file.h"
+#include "replay/replayer.h"
+#include "replay/sample_bisect.h"
+#include "replay/step_compare.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <sstream>
+
+namespace nanscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Relative difference that still counts as the same value across thread counts and devices.
+constexpr double kTolerance = 1e-3;
+
+int chooseStep(const std::string &path, int asked)
+{
+    const std::vector<CapsuleEntry> entries = runFileCapsules(path);
+    if (asked >= 0)
+        return asked;
+    if (entries.empty())
+        throw RunFileError(path + ": holds no capsule (a run keeps one of its first non-finite step, and of the "
+                                  "steps asked for with --capsule-at)");
+    for (const CapsuleEntry &e : entries)
+        if (e.reason == kCapsuleFirstNonFinite)
+            return e.step;
+    return entries.front().step;
+}
+
+StepRecordPtr recordedStep(const RunFile &file, int step)
+{
+    for (const StepRecordPtr &r : file.readSteps(step - 1, 1))
+        if (r->step == step)
+            return r;
+    throw RunFileError(file.path() + ": holds a capsule of step " + std::to_string(step) +
+                       " but no record of it to compare with (the run ended before the step was written)");
+}
+
+std::string number(double v)
+{
+    std::ostringstream o;
+    o << v;
+    return o.str();
+}
+
+std::string samplesText(const std::vector<std::int64_t> &samples)
+{
+    std::string s;
+    for (std::int64_t i : samples)
+        s += " " + std::to_string(i);
+    return s;
+}
+
+void bisectSamples(Replayer &r, const StepRecord &replayed, ReplayReport &report, const ReplayOptions &options)
+{
+    const Phase p = replayed.origin.phase;
+    if (!replayed.failed() || p == Phase::Parameter || p == Phase::Update)
+        return;  // weights already non-finite: no sample is to blame
+    for (const Layer &l : r.layers())
+        if (l.type.rfind("BatchNorm", 0) == 0)
+            report.coupledBy.push_back(l.path);
+    const TrainingBatch &batch = r.capsule().state.batch;
+    if (options.progress)
+        options.progress("bisecting the batch of " + std::to_string(batch.indices.size()) + " samples");
+    const BisectResult b = bisectRows(batch.indices.size(), [&](const std::vector<std::size_t> &rows) {
+        try {
+            return r.computeStep(r.stateWithRows(rows), false)->failed();
+        } catch (const std::exception &) {
+            return false;  // a batch the model cannot take (BatchNorm on one sample): not a failure of the data
+        }
+    });
+    report.bisectReplays = b.replays;
+    for (std::size_t row : b.rows)
+        report.samples.push_back(batch.indices[row]);
+    if (b.anySample)
+        report.notes.push_back("no particular samples: the step fails on any of them alone (" +
+                               std::to_string(b.replays) + " replays)");
+    if (b.together)
+        report.notes.push_back("the samples" + samplesText(report.samples) +
+                               " fail only together: neither half of them makes the step non-finite alone");
+}
+
+void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
+{
+    const Capsule &c = r.capsule();
+    const Controls base = c.state.controls;
+    auto atStep = [&](const std::string &change, const StepState &state) {
+        WhatIf w{change, "step", false, {}};
+        try {
+            w.finite = r.finiteThroughStep(state, w.note);
+        } catch (const std::exception &e) {
+            w.note = e.what();
+        }
+        report.whatIf.push_back(w);
+    };
+    auto fromSnapshot = [&](const std::string &change, const Controls &controls) {
+        WhatIf w{change, "snapshot", false, {}};
+        try {
+            w.finite = r.finiteFromSnapshot(controls, w.note);
+        } catch (const std::exception &e) {
+            w.note = e.what();
+        }
+        report.whatIf.push_back(w);
+    };
+    if (options.progress)
+        options.progress("trying changes at the step");
+    std::vector<Precision> others;
+    for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16})
+        if (p != base.precision)
+            others.push_back(p);
+    for (Precision p : others) {
+        Controls c2 = base;
+        c2.precision = p;
+        atStep(std::string("precision=") + precisionName(p), r.stateWith(c2));
+    }
+    for (double divisor : {2.0, 10.0}) {
+        Controls c2 = base;
+        c2.learningRate = c.state.learningRate / divisor;
+        atStep("lr=" + number(c2.learningRate), r.stateWith(c2));
+    }
+    if (!report.samples.empty() && report.samples.size() < c.state.batch.indices.size()) {
+        std::vector<std::size_t> rows;
+        for (std::size_t i = 0; i < c.state.batch.indices.size(); ++i)
+            if (std::find(report.samples.begin(), report.samples.end(), c.state.batch.indices[i]) ==
+                report.samples.end())
+                rows.push_back(i);
+        atStep("without samples" + samplesText(report.samples), r.stateWithRows(rows));
+    }
+    if (!c.snapshot) {
+        report.notes.push_back("the capsule holds no checked-finite state before the step: no change was tried "
+                               "from a snapshot");
+        return;
+    }
+    if (options.progress)
+        options.progress("trying changes from the snapshot of step " + std::to_string(c.snapshot->step));
+    const double lr = c.snapshot->learningRate;
+    Controls asRecorded = base;
+    asRecorded.learningRate = lr;
+    fromSnapshot("none", asRecorded);
+    for (double divisor : {2.0, 10.0}) {
+        Controls c2 = asRecorded;
+        c2.learningRate = lr / divisor;
+        fromSnapshot("lr=" + number(c2.learningRate), c2);
+    }
+    Controls clipped = asRecorded;
+    clipped.clipNorm = base.clipNorm ? *base.clipNorm / 10.0 : 1.0;
+    fromSnapshot("clip=" + number(*clipped.clipNorm), clipped);
+    for (Precision p : others) {
+        Controls c2 = asRecorded;
+        c2.precision = p;
+        fromSnapshot(std::string("precision=") + precisionName(p), c2);
+    }
+}
+
+}  // namespace
+
+const char *replayVerdictId(ReplayVerdict v)
+{
+    switch (v) {
+    case ReplayVerdict::Reproduced: return "reproduced";
+    case ReplayVerdict::ReproducedNumerically: return "reproduced-numerically";
+    case ReplayVerdict::NotReproduced: return "not-reproduced";
+    }
+    return "not-reproduced";
+}
+
+ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options)
+{
+    const auto started = Clock::now();
+    ReplayReport report;
+    report.runFile = path;
+    RunFile file(path);
+    report.step = chooseStep(path, options.step);
+    const CapsuleBlob blob = readCapsule(path, report.step);
+    report.reason = blob.reason;
+    const StepRecordPtr recorded = recordedStep(file, report.step);
+
+    report.device = options.device.empty() ? "cpu" : options.device;
+    if (report.device == "cuda" && !torch::cuda::is_available()) {
+        report.notes.push_back("this machine has no CUDA device: replayed on the CPU");
+        report.device = "cpu";
+    }
+    if (options.progress)
+        options.progress("loading the capsule of step " + std::to_string(report.step));
+    Replayer r(file, blob, report.device, report.notes);
+    report.threads = options.threads > 0 ? options.threads : r.capsule().threads;
+    torch::set_num_threads(report.threads);
+    if (report.threads != r.capsule().threads)
+        report.notes.push_back("replayed with " + std::to_string(report.threads) + " threads; recorded with " +
+                               std::to_string(r.capsule().threads));
+    report.loadMillis = millisSince(started);
+
+    const auto t = Clock::now();
+    const std::shared_ptr<StepRecord> replayed = r.computeStep(r.capsule().state, true);
+    report.replayMillis = millisSince(t);
+    const StepComparison cmp = compareSteps(*recorded, *replayed, r.layers(), kTolerance);
+    report.verdict = cmp.verdict;
+    report.tolerance = kTolerance;
+    report.differsAt = cmp.differsAt;
+    if (cmp.differsAt >= 0)
+        report.differsAtPath = r.layers()[std::size_t(cmp.differsAt)].path;
+    report.differsWhat = cmp.differsWhat;
+    report.recordedFailed = recorded->failed();
+    report.replayedFailed = replayed->failed();
+    report.recordedLoss = recorded->loss;
+    report.replayedLoss = replayed->loss;
+    report.recordedGradNorm = recorded->gradNorm;
+    report.replayedGradNorm = replayed->gradNorm;
+    report.origin = replayed->origin;
+
+    if (options.samples)
+        bisectSamples(r, *replayed, report, options);
+    if (options.whatIf)
+        tryWhatIfs(r, report, options);
+    report.totalMillis = millisSince(started);
+    return report;
+}
+
+}  // namespace nanscope

@@ -1,0 +1,206 @@
+#include "replay/replayer.h"
+
+#include "nanscope/capsule.h"
+#include "nanscope/precision.h"
+#include "nanscope/run_recorder.h"
+#include "scenarios/scenario_setup.h"
+
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace nanscope {
+
+namespace {
+
+std::string firstLine(std::string s)
+{
+    s.resize(std::min(s.find('\n'), s.size()));
+    return s;
+}
+
+// The embedded model file, written where the loader can read it; checked against the sha256 the
+// run recorded when it started.
+std::string writeEmbeddedModel(const RunFile &file, const std::string &sha)
+{
+    if (sha.empty())
+        throw std::runtime_error(file.path() + ": the capsule's model file is not embedded (it could not be read "
+                                               "when the capsule was written)");
+    const std::string bytes = readEmbeddedFile(file.path(), sha);
+    if (bytes.empty())
+        throw std::runtime_error(file.path() + ": the capsule's embedded model file (sha256 " + sha + ") is missing");
+    if (!file.info().modelSha256.empty() && file.info().modelSha256 != sha)
+        throw std::runtime_error(file.path() + ": the embedded model file (sha256 " + sha.substr(0, 12) +
+                                 "...) differs from the one the run started with (sha256 " +
+                                 file.info().modelSha256.substr(0, 12) + "...): it changed during the run");
+    char name[] = "/tmp/nanscope-replay-XXXXXX";
+    const int fd = ::mkstemp(name);
+    if (fd < 0)
+        throw std::runtime_error("cannot write a temporary file for the embedded model");
+    ::close(fd);
+    std::ofstream out(name, std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.close();
+    if (!out || fileSha256(name) != sha) {
+        std::remove(name);
+        throw std::runtime_error(file.path() + ": the embedded model file's sha256 does not match its contents");
+    }
+    return name;
+}
+
+}  // namespace
+
+Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::string &device,
+                   std::vector<std::string> &notes)
+    : capsule_(decodeCapsule(blob))
+{
+    RunConfig config = file.info().config;
+    config.fault = {};
+    config.capsuleSteps.clear();
+    config.capsuleOnFailure = false;
+    config.savePath.clear();
+    config.opLevelOrigin = true;
+    config.controls = capsule_.state.controls;
+    config.device = device;
+    if (capsule_.device != device)
+        notes.push_back("recorded on " + capsule_.device + ", replayed on " + device);
+    if (capsule_.libtorchVersion != libtorchVersion())
+        notes.push_back("recorded with LibTorch " + capsule_.libtorchVersion + ", replayed with " + libtorchVersion() +
+                        ": kernels may round differently");
+
+    Dataset batch{capsule_.state.batch.x, capsule_.state.batch.y, capsule_.state.batch.side};
+    if (config.usesModelFile()) {
+        const std::vector<CapsuleEntry> entries = runFileCapsules(file.path());
+        std::string sha;
+        for (const CapsuleEntry &e : entries)
+            if (e.step == capsule_.state.step)
+                sha = e.modelSha256;
+        tempModel_ = writeEmbeddedModel(file, sha);
+        config.modelPath = tempModel_;
+        config.inputsPath.clear();
+        config.targetsPath.clear();
+    }
+    try {
+        ScenarioSetup setup = buildScenario(config, &batch);
+        trainer_ = std::make_unique<Trainer>(std::move(setup), config);
+    } catch (const std::exception &e) {
+        if (!tempModel_.empty())
+            std::remove(tempModel_.c_str());
+        throw std::runtime_error("cannot rebuild the run's model: " + firstLine(e.what()));
+    }
+    if (trainer_->model().parameters().size() != capsule_.state.parameters.size() ||
+        trainer_->model().buffers().size() != capsule_.state.buffers.size())
+        throw std::runtime_error("the capsule's state does not fit the run's model (" +
+                                 std::to_string(capsule_.state.parameters.size()) + " parameters recorded, " +
+                                 std::to_string(trainer_->model().parameters().size()) + " in the model)");
+}
+
+Replayer::~Replayer()
+{
+    trainer_.reset();
+    if (!tempModel_.empty())
+        std::remove(tempModel_.c_str());
+}
+
+const std::vector<Layer> &Replayer::layers() const { return trainer_->layers(); }
+
+StepState Replayer::stateWith(const Controls &controls) const
+{
+    StepState s = capsule_.state;
+    if (controls.precision != s.controls.precision || controls.lossScaling != s.controls.lossScaling) {
+        s.lossScale = controls.lossScaling.initialScale;  // a new precision starts its own scaler
+        s.growthTracker = 0;
+    }
+    s.controls = controls;
+    s.learningRate = controls.learningRate;
+    return s;
+}
+
+StepState Replayer::stateWithRows(const std::vector<std::size_t> &rows) const
+{
+    StepState s = capsule_.state;
+    std::vector<std::int64_t> keep;
+    for (std::size_t r : rows)
+        keep.push_back(std::int64_t(r));
+    const at::Tensor k = torch::tensor(keep, torch::kLong);
+    TrainingBatch &b = s.batch;
+    std::vector<std::int64_t> indices;
+    for (std::size_t r : rows)
+        indices.push_back(b.indices[r]);
+    b.indices = indices;
+    b.x = b.x.index_select(0, k);
+    b.y = b.y.index_select(0, k);
+    for (at::Tensor &t : b.side)
+        t = t.index_select(0, k);
+    return s;
+}
+
+std::shared_ptr<StepRecord> Replayer::computeStep(const StepState &state, bool opLevel)
+{
+    trainer_->resetSnapshots(capsule_.snapshot ? &*capsule_.snapshot : nullptr);
+    trainer_->restoreStepState(state);
+    trainer_->setOpLevelOrigin(opLevel);
+    return trainer_->computeStep(true);
+}
+
+bool Replayer::finiteThroughStep(const StepState &state, std::string &note)
+{
+    const std::shared_ptr<StepRecord> rec = computeStep(state, false);
+    if (rec->failed()) {
+        note = std::string("non-finite in ") + phaseName(rec->origin.phase) +
+               (rec->origin.layerPath.empty() ? std::string() : " of " + rec->origin.layerPath);
+        return false;
+    }
+    std::vector<Event> events;
+    std::string stop;
+    trainer_->applyStep(*rec, events, stop);
+    if (!trainer_->stateFinite()) {
+        note = "the update made the parameters non-finite";
+        return false;
+    }
+    return stop.empty();
+}
+
+bool Replayer::finiteFromSnapshot(const Controls &controls, std::string &note)
+{
+    if (!capsule_.snapshot) {
+        note = "the capsule holds no checked-finite state before the step";
+        return false;
+    }
+    std::vector<TrainingBatch> batches = capsule_.window;
+    batches.push_back(capsule_.state.batch);
+    Snapshot start = *capsule_.snapshot;
+    const Controls &recorded = capsule_.state.controls;
+    if (controls.precision != recorded.precision || controls.lossScaling != recorded.lossScaling) {
+        start.lossScale = controls.lossScaling.initialScale;
+        start.growthTracker = 0;
+    }
+    trainer_->resetSnapshots(&start);
+    trainer_->restoreSnapshotState(start, controls, batches);
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+        trainer_->setOpLevelOrigin(false);
+        const std::shared_ptr<StepRecord> rec = trainer_->computeStep(false);
+        if (rec->failed()) {
+            note = "non-finite at step " + std::to_string(rec->step);
+            return false;
+        }
+        std::vector<Event> events;
+        std::string stop;
+        trainer_->applyStep(*rec, events, stop);
+        if (!stop.empty()) {
+            note = stop;
+            return false;
+        }
+    }
+    if (!trainer_->stateFinite()) {
+        note = "the last update made the parameters non-finite";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace nanscope
