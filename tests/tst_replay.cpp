@@ -1,6 +1,7 @@
 // Capsules and `replay`: every failing scenario's first non-finite step computed again from its
 // capsule, the samples the bisection names, the what-ifs, a transient fault, a model run replayed
 // without its model file, and the messages for files that cannot be replayed.
+#include "cli_runner.h"
 #include "run_file_helpers.h"
 #include "torchscript_fixtures.h"
 
@@ -10,6 +11,7 @@
 #include "replay/sample_bisect.h"
 
 #include <QDir>
+#include <QJsonArray>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -76,6 +78,7 @@ private slots:
     void otherThreadsAreReportedHonestly();
     void aModelRunReplaysWithoutItsFile();
     void filesThatCannotBeReplayed();
+    void theCommandLineReplays();
     void bisectionFindsTheRows_data();
     void bisectionFindsTheRows();
 
@@ -277,6 +280,42 @@ void TestReplay::filesThatCannotBeReplayed()
     const std::string damaged = replayError(failing);
     QVERIFY2(damaged.find("the capsule of step 8 is damaged") != std::string::npos, damaged.c_str());
     QVERIFY(damaged.find('\n') == std::string::npos);
+}
+
+void TestReplay::theCommandLineReplays()
+{
+    const QString file = QString::fromStdString(path("cli.nsrun"));
+    const Output recorded =
+        run({"run", "--scenario", "nan-input", "--steps", "3", "--capsule-at", "2", "--record", file});
+    QCOMPARE(recorded.code, 0);
+    const Output replay = run({"replay", file, "--json"});
+    QCOMPARE(replay.code, 0);
+    QCOMPARE(replay.objects.size(), 1);
+    const QJsonObject j = replay.objects.front();
+    QCOMPARE(j["type"].toString(), QStringLiteral("replay"));
+    QCOMPARE(j["step"].toInt(), 0);
+    QCOMPARE(j["verdict"].toString(), QStringLiteral("reproduced"));
+    QVERIFY(j["differs_at"].isNull());
+    QCOMPARE(j["origin"].toObject()["phase"].toString(), QStringLiteral("input"));
+    QCOMPARE(j["samples"].toArray().size(), 1);
+    QCOMPARE(j["samples"].toArray().first().toInt(), 50);
+    bool withoutThem = false;
+    for (const QJsonValue &w : j["what_if"].toArray())
+        withoutThem = withoutThem ||
+                      (w.toObject()["change"].toString() == QStringLiteral("without samples 50") &&
+                       w.toObject()["from"].toString() == QStringLiteral("step") && w.toObject()["finite"].toBool());
+    QVERIFY(withoutThem);
+
+    const Output asked = run({"replay", file, "--step", "2", "--no-what-if"});
+    QCOMPARE(asked.code, 0);
+    QVERIFY(asked.out.contains(QStringLiteral("verdict: reproduced")));
+    const Output none = run({"replay", file, "--step", "1"});
+    QCOMPARE(none.code, 1);
+    QVERIFY2(none.err.contains(QStringLiteral("no capsule of step 1 (the file holds capsules of step 0, 2)")),
+             qPrintable(none.err));
+    const Output badFault = run({"run", "--scenario", "nan-input", "--inject-fault", "bitflip@2"});
+    QCOMPARE(badFault.code, 2);
+    QVERIFY(badFault.err.contains(QStringLiteral("bitflip@STEP:LAYER")));
 }
 
 void TestReplay::bisectionFindsTheRows_data()

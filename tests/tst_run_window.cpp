@@ -3,12 +3,16 @@
 #include "models/layer_tree_model.h"
 #include "widgets/control_panel.h"
 #include "widgets/optimizer_edit.h"
+#include "widgets/origin_panel.h"
+#include "widgets/replay_view.h"
 #include "window/main_window.h"
 
+#include "nanscope/capsule.h"
 #include "nanscope/run_file.h"
 
 #include <QAction>
 #include <QComboBox>
+#include <QPushButton>
 #include <QDoubleSpinBox>
 #include <QDir>
 #include <QFile>
@@ -46,6 +50,8 @@ private slots:
     void optimizerSettingStartsTheRunAndIsRecorded();
     void badFileGetsAMessageBox_data();
     void badFileGetsAMessageBox();
+    void replayThisStepShowsTheVerdict();
+    void saveThisStepKeepsACapsule();
 
 private:
     QTemporaryDir dir_;
@@ -230,6 +236,55 @@ void TestRunWindow::badFileGetsAMessageBox()
     QVERIFY(box->text().contains(cause));
     QVERIFY(w.controlPanel()->isEnabled());  // the live window is untouched
     QVERIFY(w.action(QStringLiteral("start"))->isEnabled());
+}
+
+void TestRunWindow::replayThisStepShowsTheVerdict()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("large-lr-mse"));
+    live.setSteps(12);
+    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+
+    // An opened run file replays on a worker: the window answers while it does.
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    ReplayView *view = opened.originPanel()->replay();
+    auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));
+    QVERIFY(button && button->isEnabled());
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(view->verdictText().startsWith(QStringLiteral("Step 8 ")), 60000);
+    QVERIFY2(view->verdictText().contains(QStringLiteral("Reproduced bit for bit")), qPrintable(view->verdictText()));
+    QVERIFY(view->verdictText().contains(QStringLiteral("aten::addmm")));
+    const QStringList rows = view->whatIfRows();
+    QVERIFY2(rows.contains(QStringLiteral("lr=0.5 | the snapshot | finite")), qPrintable(rows.join(QLatin1Char('\n'))));
+    QVERIFY(std::any_of(rows.begin(), rows.end(), [](const QString &r) {
+        return r.startsWith(QStringLiteral("lr=0.5 | the step | non-finite"));
+    }));
+}
+
+void TestRunWindow::saveThisStepKeepsACapsule()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("safe-training"));
+    live.setSteps(1000000);
+    QVERIFY(live.startRun());
+    QTRY_VERIFY(live.action(QStringLiteral("pause"))->isEnabled());
+    live.action(QStringLiteral("pause"))->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(live.controller().state() == SessionState::Paused, 30000);
+    QTRY_VERIFY(live.action(QStringLiteral("saveStep"))->isEnabled());
+    const int next = live.recordsShown();
+    live.action(QStringLiteral("saveStep"))->trigger();
+    live.action(QStringLiteral("step"))->trigger();  // the next step computed is the one kept
+    QTRY_VERIFY_WITH_TIMEOUT(live.recordsShown() > next, 30000);
+    QTRY_VERIFY(live.action(QStringLiteral("stop"))->isEnabled());
+    QVERIFY(runToEnd(live, [&] { live.action(QStringLiteral("stop"))->trigger(); }));
+    const std::vector<CapsuleEntry> capsules = runFileCapsules(live.runFile().toStdString());
+    QCOMPARE(int(capsules.size()), 1);
+    QCOMPARE(capsules[0].reason, std::string(kCapsuleAsked));
+    // The next step computed after the request (one in flight when the pause came, or the step
+    // asked for), no later than the last of the run, stopped right after it.
+    QVERIFY(capsules[0].step >= next);
+    QVERIFY(capsules[0].step <= RunFile(live.runFile().toStdString()).lastStep());
 }
 
 QTEST_MAIN(TestRunWindow)

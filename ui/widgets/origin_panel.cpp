@@ -1,5 +1,7 @@
 #include "widgets/origin_panel.h"
 
+#include "widgets/replay_view.h"
+
 #include <QGridLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -52,7 +54,8 @@ OriginPanel::OriginPanel(QWidget *parent) : QWidget(parent)
     buttons->addWidget(rollback_, 1, 0);
     buttons->addWidget(continue_, 1, 1);
     layout->addLayout(buttons);
-    layout->addStretch();
+    replay_ = new ReplayView;
+    layout->addWidget(replay_, 1);
 
     connect(skip_, &QPushButton::clicked, this, &OriginPanel::skipRequested);
     connect(retry_, &QPushButton::clicked, this, &OriginPanel::retryRequested);
@@ -65,6 +68,7 @@ void OriginPanel::clear()
 {
     summary_->setText(tr("No non-finite value so far."));
     details_->clear();
+    replay_->clear();
     decided();
 }
 

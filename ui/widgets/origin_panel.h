@@ -11,6 +11,8 @@ class QPushButton;
 
 namespace nanscope {
 
+class ReplayView;
+
 class OriginPanel final : public QWidget {
     Q_OBJECT
 public:
@@ -23,6 +25,7 @@ public:
     void decided();
     bool awaitingDecision() const { return awaiting_; }
     QString text() const;
+    ReplayView *replay() const { return replay_; }
 
 Q_SIGNALS:
     void skipRequested();
@@ -37,6 +40,7 @@ private:
     QPushButton *retry_ = nullptr;
     QPushButton *rollback_ = nullptr;
     QPushButton *continue_ = nullptr;
+    ReplayView *replay_ = nullptr;
     bool awaiting_ = false;
 };
 

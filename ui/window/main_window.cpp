@@ -59,6 +59,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     setCentralWidget(centre);
     buildDocks();
     buildActions();
+    buildReplay();
     // First-start layout (a saved one replaces it): the map gets room for a row per layer.
     centre->setSizes({380, 520});
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);

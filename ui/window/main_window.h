@@ -32,6 +32,7 @@ class NanMapView;
 class OriginPanel;
 class ModelOpener;
 class PlotPanel;
+class ReplayRunner;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
@@ -112,6 +113,10 @@ private:
     void rememberRecentRun(const QString &path);
     void fillRecentRunsMenu();
     void applyRecordedRunLook();
+    // Capsules and replay (main_window_replay.cpp).
+    void buildReplay();
+    void saveStep();
+    void replayStep();
 
     SessionController controller_;
     RunStore store_;
@@ -144,6 +149,7 @@ private:
     QString runFile_;
     bool recorded_ = false;  // the source is a run file
     QMenu *recentMenu_ = nullptr;
+    ReplayRunner *replayRunner_ = nullptr;
 };
 
 }  // namespace nanscope

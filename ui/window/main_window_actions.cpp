@@ -62,6 +62,13 @@ void MainWindow::buildActions()
         bar->addAction(a);
         run->addAction(a);
     }
+    run->addSeparator();
+    QAction *saveStepAction = make(QStringLiteral("saveStep"), tr("Save this step"), QKeySequence(Qt::CTRL | Qt::Key_K),
+                                   [this] { saveStep(); });
+    saveStepAction->setToolTip(
+        tr("Keep a capsule of the paused step (or of the next step) in the run file, to replay it "
+           "anywhere (Ctrl+K)"));
+    run->addAction(saveStepAction);
 
     QMenu *file = menuBar()->addMenu(tr("&File"));
     menuBar()->insertMenu(run->menuAction(), file);
@@ -132,6 +139,7 @@ void MainWindow::updateActions()
     action(QStringLiteral("step"))->setEnabled(can.steer && active);
     action(QStringLiteral("stop"))->setEnabled(can.steer && active);
     action(QStringLiteral("rollback"))->setEnabled(can.rollback && active);
+    action(QStringLiteral("saveStep"))->setEnabled(can.steer && active && recorder_);
 }
 
 bool MainWindow::exportCsv(const QString &path, QString *error)

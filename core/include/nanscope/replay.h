@@ -4,7 +4,9 @@
 // of the batch cause it and which change would have kept the run finite.
 #include "nanscope/records.h"
 
+#include <atomic>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,13 @@ struct ReplayOptions {
     bool whatIf = true;          // try the changes
     // Called from the replaying thread before each phase ("bisecting the batch: 3 replays").
     std::function<void(const std::string &)> progress;
+    // Set from another thread to stop between two computations: replayCapsule() then throws
+    // ReplayCancelled.
+    const std::atomic<bool> *cancel = nullptr;
+};
+
+struct ReplayCancelled : std::runtime_error {
+    ReplayCancelled() : std::runtime_error("the replay was cancelled") {}
 };
 
 struct ReplayReport {

@@ -24,6 +24,19 @@ double millisSince(Clock::time_point t) { return std::chrono::duration<double, s
 // Relative difference that still counts as the same value across thread counts and devices.
 constexpr double kTolerance = 1e-3;
 
+void checkCancel(const ReplayOptions &o)
+{
+    if (o.cancel && o.cancel->load())
+        throw ReplayCancelled();
+}
+
+void say(const ReplayOptions &o, const std::string &what)
+{
+    checkCancel(o);
+    if (o.progress)
+        o.progress(what);
+}
+
 int chooseStep(const std::string &path, int asked)
 {
     const std::vector<CapsuleEntry> entries = runFileCapsules(path);
@@ -71,9 +84,9 @@ void bisectSamples(Replayer &r, const StepRecord &replayed, ReplayReport &report
         if (l.type.rfind("BatchNorm", 0) == 0)
             report.coupledBy.push_back(l.path);
     const TrainingBatch &batch = r.capsule().state.batch;
-    if (options.progress)
-        options.progress("bisecting the batch of " + std::to_string(batch.indices.size()) + " samples");
+    say(options, "bisecting the batch of " + std::to_string(batch.indices.size()) + " samples");
     const BisectResult b = bisectRows(batch.indices.size(), [&](const std::vector<std::size_t> &rows) {
+        checkCancel(options);
         try {
             return r.computeStep(r.stateWithRows(rows), false)->failed();
         } catch (const std::exception &) {
@@ -96,6 +109,7 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
     const Capsule &c = r.capsule();
     const Controls base = c.state.controls;
     auto atStep = [&](const std::string &change, const StepState &state) {
+        checkCancel(options);
         WhatIf w{change, "step", false, {}};
         try {
             w.finite = r.finiteThroughStep(state, w.note);
@@ -105,6 +119,7 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
         report.whatIf.push_back(w);
     };
     auto fromSnapshot = [&](const std::string &change, const Controls &controls) {
+        checkCancel(options);
         WhatIf w{change, "snapshot", false, {}};
         try {
             w.finite = r.finiteFromSnapshot(controls, w.note);
@@ -113,8 +128,7 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
         }
         report.whatIf.push_back(w);
     };
-    if (options.progress)
-        options.progress("trying changes at the step");
+    say(options, "trying changes at the step");
     std::vector<Precision> others;
     for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16})
         if (p != base.precision)
@@ -142,8 +156,7 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
                                "from a snapshot");
         return;
     }
-    if (options.progress)
-        options.progress("trying changes from the snapshot of step " + std::to_string(c.snapshot->step));
+    say(options, "trying changes from the snapshot of step " + std::to_string(c.snapshot->step));
     const double lr = c.snapshot->learningRate;
     Controls asRecorded = base;
     asRecorded.learningRate = lr;
@@ -191,8 +204,7 @@ ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options
         report.notes.push_back("this machine has no CUDA device: replayed on the CPU");
         report.device = "cpu";
     }
-    if (options.progress)
-        options.progress("loading the capsule of step " + std::to_string(report.step));
+    say(options, "loading the capsule of step " + std::to_string(report.step));
     Replayer r(file, blob, report.device, report.notes);
     report.threads = options.threads > 0 ? options.threads : r.capsule().threads;
     torch::set_num_threads(report.threads);

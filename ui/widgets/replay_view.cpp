@@ -1,0 +1,130 @@
+#include "widgets/replay_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace nanscope {
+
+QString verdictSentence(ReplayVerdict verdict, double tolerance)
+{
+    switch (verdict) {
+    case ReplayVerdict::Reproduced: return QObject::tr("Reproduced bit for bit: the failure is deterministic.");
+    case ReplayVerdict::ReproducedNumerically:
+        return QObject::tr("Reproduced numerically: the same non-finite values, others within %1.").arg(tolerance);
+    case ReplayVerdict::NotReproduced:
+        return QObject::tr("Not reproduced: computed again, the step differs (a non-deterministic kernel, a race "
+                           "or a hardware fault).");
+    }
+    return {};
+}
+
+ReplayView::ReplayView(QWidget *parent) : QWidget(parent)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    replay_ = new QPushButton(tr("Re&play this step"));
+    replay_->setObjectName(QStringLiteral("replayStep"));
+    replay_->setToolTip(tr("Compute the step again from its capsule in the run file: is the failure deterministic, "
+                           "which samples cause it, which change would have kept it finite?"));
+    verdict_ = new QLabel;
+    verdict_->setObjectName(QStringLiteral("replayVerdict"));
+    verdict_->setWordWrap(true);
+    verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    whatIf_ = new QTableWidget(0, 3);
+    whatIf_->setObjectName(QStringLiteral("replayWhatIf"));
+    whatIf_->setHorizontalHeaderLabels({tr("Change"), tr("From"), tr("Result")});
+    whatIf_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    whatIf_->horizontalHeader()->setStretchLastSection(true);
+    whatIf_->verticalHeader()->hide();
+    whatIf_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    layout->addWidget(replay_);
+    layout->addWidget(verdict_);
+    layout->addWidget(whatIf_, 1);
+    connect(replay_, &QPushButton::clicked, this, &ReplayView::replayRequested);
+    clear();
+}
+
+void ReplayView::clear()
+{
+    verdict_->clear();
+    whatIf_->setRowCount(0);
+    whatIf_->hide();
+    replay_->setEnabled(true);
+}
+
+void ReplayView::setAvailable(bool available, const QString &why)
+{
+    replay_->setEnabled(available);
+    replay_->setToolTip(available ? tr("Compute the step again from its capsule in the run file") : why);
+}
+
+void ReplayView::showProgress(const QString &what)
+{
+    replay_->setEnabled(false);
+    verdict_->setText(tr("Replaying: %1…").arg(what));
+}
+
+void ReplayView::showError(const QString &message)
+{
+    replay_->setEnabled(true);
+    verdict_->setText(tr("Cannot replay: %1").arg(message));
+    whatIf_->hide();
+}
+
+void ReplayView::showReport(const ReplayReport &r)
+{
+    replay_->setEnabled(true);
+    QStringList lines;
+    lines << tr("Step %1 (%2, %3 thread(s)): %4")
+                 .arg(r.step)
+                 .arg(QString::fromStdString(r.device))
+                 .arg(r.threads)
+                 .arg(verdictSentence(r.verdict, r.tolerance));
+    if (r.differsAt >= 0)
+        lines << tr("First layer that differs: '%1' (%2).")
+                     .arg(QString::fromStdString(r.differsAtPath), QString::fromStdString(r.differsWhat));
+    if (r.origin.valid() && !r.origin.op.empty())
+        lines << tr("Born in op %1 of '%2'.")
+                     .arg(QString::fromStdString(r.origin.op), QString::fromStdString(r.origin.layerPath));
+    if (!r.samples.empty()) {
+        QStringList ids;
+        for (std::int64_t s : r.samples)
+            ids << QString::number(s);
+        lines << tr("Samples that make it non-finite: %1 (%2 replays).")
+                     .arg(ids.join(QLatin1Char(' ')))
+                     .arg(r.bisectReplays);
+    }
+    for (const std::string &n : r.notes)
+        lines << QString::fromStdString(n);
+    verdict_->setText(lines.join(QLatin1Char('\n')));
+
+    whatIf_->setRowCount(int(r.whatIf.size()));
+    for (int i = 0; i < int(r.whatIf.size()); ++i) {
+        const WhatIf &w = r.whatIf[std::size_t(i)];
+        QString result = w.finite ? tr("finite") : tr("non-finite");
+        if (!w.note.empty())
+            result += QStringLiteral(" (%1)").arg(QString::fromStdString(w.note));
+        whatIf_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(w.change)));
+        whatIf_->setItem(i, 1, new QTableWidgetItem(w.from == "step" ? tr("the step") : tr("the snapshot")));
+        auto *item = new QTableWidgetItem(result);
+        item->setForeground(w.finite ? QColor(0, 128, 0) : QColor(180, 0, 0));
+        whatIf_->setItem(i, 2, item);
+    }
+    whatIf_->setVisible(!r.whatIf.empty());
+}
+
+QString ReplayView::verdictText() const { return verdict_->text(); }
+
+QStringList ReplayView::whatIfRows() const
+{
+    QStringList rows;
+    for (int i = 0; i < whatIf_->rowCount(); ++i)
+        rows << QStringLiteral("%1 | %2 | %3")
+                    .arg(whatIf_->item(i, 0)->text(), whatIf_->item(i, 1)->text(), whatIf_->item(i, 2)->text());
+    return rows;
+}
+
+}  // namespace nanscope
