@@ -103,6 +103,41 @@ int benchModelFile(const std::vector<std::string> &args, std::ostream &out, std:
     return 0;
 }
 
+int benchReplayCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    bool json = false, replay = false;
+    int rounds = 20;
+    Arguments arguments("bench");
+    arguments.flag("--replay", replay)
+        .option("--rounds", [&rounds](const auto &flag, const auto &v) { rounds = parseInt(flag, v, 1); })
+        .flag("--json", json);
+    arguments.parse(args);
+    const ReplayBenchResult r = benchReplay(rounds, [&](const std::string &m) {
+        if (!json)
+            err << m << "...\n";
+    });
+    if (json) {
+        Json bisection = Json::array();
+        for (const auto &b : r.bisection)
+            bisection.push_back({{"batch", b.batch}, {"replays", b.replays}, {"culprits", b.culprits}});
+        out << jsonLine({{"type", "bench-replay"},
+                         {"rounds", r.rounds},
+                         {"load_ms", jsonNumber(r.loadMs)},
+                         {"replay_ms", jsonNumber(r.replayMs)},
+                         {"total_ms", jsonNumber(r.totalMs)},
+                         {"bisection", bisection}})
+            << '\n';
+        return 0;
+    }
+    out << std::fixed << std::setprecision(1) << "replaying one safe-training (StableModel) step, median of "
+        << r.rounds << ": load " << r.loadMs << " ms, step " << r.replayMs << " ms, total " << r.totalMs << " ms\n"
+        << "bisecting nan-input's batch:\n";
+    for (const auto &b : r.bisection)
+        out << "  batch " << std::setw(4) << b.batch << ": " << std::setw(3) << b.replays << " replays, " << b.culprits
+            << " sample(s) named\n";
+    return 0;
+}
+
 }  // namespace
 
 int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
@@ -111,6 +146,9 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     // inputs), so --model anywhere on the line picks the form, as the two synopses read.
     const bool modelFile = std::any_of(
         args.begin(), args.end(), [](const std::string &a) { return a == "--model" || a.rfind("--model=", 0) == 0; });
+    const bool replay = std::find(args.begin(), args.end(), "--replay") != args.end();
+    if (replay)
+        return benchReplayCommand(args, out, err);
     return modelFile ? benchModelFile(args, out, err) : benchBuiltInModels(args, out, err);
 }
 

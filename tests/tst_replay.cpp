@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include <sqlite3.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <set>
@@ -79,6 +80,8 @@ private slots:
     void aModelRunReplaysWithoutItsFile();
     void filesThatCannotBeReplayed();
     void theCommandLineReplays();
+    void aCudaCapsuleReplaysOnTheCpu();
+    void thePausedStepCanBeSaved();
     void bisectionFindsTheRows_data();
     void bisectionFindsTheRows();
 
@@ -316,6 +319,50 @@ void TestReplay::theCommandLineReplays()
     const Output badFault = run({"run", "--scenario", "nan-input", "--inject-fault", "bitflip@2"});
     QCOMPARE(badFault.code, 2);
     QVERIFY(badFault.err.contains(QStringLiteral("bitflip@STEP:LAYER")));
+}
+
+void TestReplay::aCudaCapsuleReplaysOnTheCpu()
+{
+    const std::string file = path("cuda.nsrun");
+    recordRun(scenario("log-zero", 2), file);
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    QCOMPARE(
+        sqlite3_exec(db, "UPDATE capsules SET meta = json_set(meta, '$.device', 'cuda')", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(db);
+    ReplayReport r = replayOnly(file);
+    QCOMPARE(r.device, std::string("cpu"));
+    QCOMPARE(r.notes, std::vector<std::string>{"recorded on cuda, replayed on cpu"});
+    QCOMPARE(replayVerdictId(r.verdict), "reproduced");
+    if (torch::cuda::is_available())
+        QSKIP("this machine has CUDA: replaying there is the device check's");
+    ReplayOptions o;
+    o.device = "cuda";
+    o.samples = o.whatIf = false;
+    r = replayCapsule(file, o);
+    QCOMPARE(r.device, std::string("cpu"));
+    QCOMPARE(r.notes.front(), std::string("this machine has no CUDA device: replayed on the CPU"));
+}
+
+void TestReplay::thePausedStepCanBeSaved()
+{
+    const std::string file = path("paused.nsrun");
+    RunConfig c = scenario("large-lr-mse", 12);
+    c.capsuleOnFailure = false;
+    Controls controls = defaultControls(c);
+    controls.pauseOnNonFinite = true;
+    c.controls = controls;
+    recordRun(c, file, [](Session &s) {
+        QTRY_VERIFY_WITH_TIMEOUT(s.state() == SessionState::Paused, 30000);
+        QVERIFY(s.requestCapsule());
+        s.stop();  // a request made before the stop is saved before the worker stops
+    });
+    const std::vector<CapsuleEntry> capsules = runFileCapsules(file);
+    QCOMPARE(int(capsules.size()), 1);
+    QCOMPARE(capsules[0].step, 8);
+    QCOMPARE(capsules[0].reason, std::string(kCapsuleAsked));
+    QCOMPARE(replayVerdictId(replayOnly(file).verdict), "reproduced");
 }
 
 void TestReplay::bisectionFindsTheRows_data()

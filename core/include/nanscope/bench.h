@@ -40,4 +40,21 @@ std::vector<BenchResult> runBenchmarks(int rounds, const std::function<void(cons
 // The same for a user's TorchScript file (config.modelPath and its data fields).
 BenchResult benchModel(const RunConfig &config, int rounds);
 
+// What a replay costs (`bench --replay`): one StableModel step (safe-training) replayed `rounds`
+// times, loading included (medians), and the replays bisecting nan-input's batch takes at each
+// batch size (O(log n) a culprit).
+struct ReplayBenchResult {
+    int rounds = 0;
+    double loadMs = 0;    // reading the capsule, rebuilding the model, restoring the state
+    double replayMs = 0;  // the step computed again
+    double totalMs = 0;   // replayCapsule() with neither samples nor what-ifs, the compare included
+    struct Bisection {
+        int batch = 0;
+        int replays = 0;
+        int culprits = 0;  // samples named
+    };
+    std::vector<Bisection> bisection;
+};
+ReplayBenchResult benchReplay(int rounds, const std::function<void(const std::string &)> &progress);
+
 }  // namespace nanscope

@@ -98,9 +98,11 @@ Capsule captureCapsule(const Trainer &trainer, const StepRecord &record, const R
     const std::vector<TrainingBatch> &held = trainer.batchesSinceSnapshot();
     std::vector<TrainingBatch> window;
     for (const TrainingBatch &b : held)
-        if (b.step >= s->step && b.step < record.step)
+        if (b.step < record.step)
             window.push_back(b);
-    const bool complete = s->step == record.step || (!window.empty() && window.front().step == s->step);
+    // After a rollback the snapshot's state trained on the batches drawn since the rollback.
+    const int from = trainer.batchesHeldFrom();
+    const bool complete = window.empty() ? from < 0 || from == record.step : window.front().step == from;
     if (complete) {
         c.snapshot = *s;
         c.window = std::move(window);

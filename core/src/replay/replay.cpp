@@ -157,7 +157,7 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
         return;
     }
     say(options, "trying changes from the snapshot of step " + std::to_string(c.snapshot->step));
-    const double lr = c.snapshot->learningRate;
+    const double lr = c.state.learningRate;  // the failing step's (a rollback may have halved it since)
     Controls asRecorded = base;
     asRecorded.learningRate = lr;
     fromSnapshot("none", asRecorded);
@@ -214,7 +214,14 @@ ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options
     report.loadMillis = millisSince(started);
 
     const auto t = Clock::now();
-    const std::shared_ptr<StepRecord> replayed = r.computeStep(r.capsule().state, true);
+    std::shared_ptr<StepRecord> replayed;
+    try {
+        replayed = r.computeStep(r.capsule().state, true);
+    } catch (const std::exception &e) {
+        std::string why = e.what();
+        why.resize(std::min(why.find('\n'), why.size()));
+        throw std::runtime_error("step " + std::to_string(report.step) + " cannot be computed again: " + why);
+    }
     report.replayMillis = millisSince(t);
     const StepComparison cmp = compareSteps(*recorded, *replayed, r.layers(), kTolerance);
     report.verdict = cmp.verdict;

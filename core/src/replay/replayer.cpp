@@ -52,6 +52,19 @@ std::string writeEmbeddedModel(const RunFile &file, const std::string &sha)
     return name;
 }
 
+// A capsule from another model (or a damaged one) must not be copied in: copy_ would broadcast a
+// tensor of another shape without a word.
+void checkFits(const std::vector<at::Tensor> &model, const std::vector<at::Tensor> &capsule, const char *what)
+{
+    if (model.size() != capsule.size())
+        throw std::runtime_error("the capsule's state does not fit the run's model (" + std::to_string(capsule.size()) +
+                                 " " + what + "s recorded, " + std::to_string(model.size()) + " in the model)");
+    for (std::size_t i = 0; i < model.size(); ++i)
+        if (model[i].sizes() != capsule[i].sizes() || model[i].scalar_type() != capsule[i].scalar_type())
+            throw std::runtime_error(std::string("the capsule's state does not fit the run's model (") + what + " " +
+                                     std::to_string(i) + " has another shape or type)");
+}
+
 }  // namespace
 
 Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::string &device,
@@ -92,11 +105,18 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
             std::remove(tempModel_.c_str());
         throw std::runtime_error("cannot rebuild the run's model: " + firstLine(e.what()));
     }
-    if (trainer_->model().parameters().size() != capsule_.state.parameters.size() ||
-        trainer_->model().buffers().size() != capsule_.state.buffers.size())
-        throw std::runtime_error("the capsule's state does not fit the run's model (" +
-                                 std::to_string(capsule_.state.parameters.size()) + " parameters recorded, " +
-                                 std::to_string(trainer_->model().parameters().size()) + " in the model)");
+    checkFits(trainer_->model().parameters(), capsule_.state.parameters, "parameter");
+    checkFits(trainer_->model().buffers(), capsule_.state.buffers, "buffer");
+    if (capsule_.snapshot) {
+        checkFits(trainer_->model().parameters(), capsule_.snapshot->parameters, "snapshot parameter");
+        checkFits(trainer_->model().buffers(), capsule_.snapshot->buffers, "snapshot buffer");
+    }
+    try {  // a damaged optimizer state shows here, once, as one line
+        trainer_->restoreStepState(capsule_.state);
+    } catch (const std::exception &e) {
+        throw std::runtime_error("the capsule of step " + std::to_string(capsule_.state.step) +
+                                 " is damaged: " + firstLine(e.what()));
+    }
 }
 
 Replayer::~Replayer()

@@ -280,6 +280,12 @@ void Trainer::discardStep(StepRecord &record, bool retry)
     if (!retry) {
         pending_ = {};
         ++step_;
+        // The state never trained on it: a replay from the snapshot must not either.
+        if (!recentBatches_.empty() && recentBatches_.back().step == record.step) {
+            recentBatches_.pop_back();
+            if (recentBatches_.empty())
+                heldFrom_ = -1;
+        }
     }
 }
 
@@ -290,6 +296,7 @@ bool Trainer::rollback(bool halveLr, std::string *what)
         return false;
     restoreSnapshot(*s, *model_, *optimizer_);
     recentBatches_.clear();  // from here the snapshot's state trains on the batches to come
+    heldFrom_ = -1;
     if (halveLr)
         lr_ *= 0.5;
     for (auto &group : optimizer_->param_groups())

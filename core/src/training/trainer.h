@@ -91,9 +91,11 @@ public:
     // The state the step just computed started from (call between computeStep() and applyStep()):
     // one copy of the parameters; buffers, optimizer state and batch as the step found them.
     StepState stateBeforeStep(const StepRecord &record) const;
-    // The newest checked-finite snapshot and the batches drawn since, through the current step;
-    // empty batches when they are no longer all held.
+    // The batches the newest snapshot's state has trained on since it was taken (or restored by a
+    // rollback), through the current step: complete when the first is of step batchesHeldFrom()
+    // (they are dropped from the front past 64).
     const std::vector<TrainingBatch> &batchesSinceSnapshot() const { return recentBatches_; }
+    int batchesHeldFrom() const { return heldFrom_; }
     // Puts the trainer back where `state` was: the next computeStep(true) computes that step again.
     void restoreStepState(const StepState &state);
     // Puts the trainer back at snapshot `s` with `controls`; the next steps train on `batches`.
@@ -157,6 +159,7 @@ private:
     int consecutiveRollbacks_ = 0;
 
     std::vector<Batch> recentBatches_;  // since the newest snapshot
+    int heldFrom_ = 0;                  // -1: from the next batch drawn
     std::vector<Batch> fedBatches_;     // a replay's: drawn before the data set's own
     std::string faultDone_;
 

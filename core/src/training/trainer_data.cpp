@@ -24,6 +24,8 @@ void Trainer::keepBatch(const Batch &b)
     // Held by reference (no copy) for a capsule's replay from the snapshot; a window that grew
     // past this (no finite state for long) is no longer complete and is dropped from the front.
     constexpr std::size_t kMaxHeld = 64;
+    if (heldFrom_ < 0)
+        heldFrom_ = b.step;
     if (recentBatches_.size() >= kMaxHeld)
         recentBatches_.erase(recentBatches_.begin());
     recentBatches_.push_back(b);
@@ -37,6 +39,7 @@ void Trainer::pushSnapshot(const std::vector<at::Tensor> &buffers)
     s.growthTracker = scaler_.growthTracker();
     snapshots_.push(std::move(s));
     lastSnapshotStep_ = step_;
+    heldFrom_ = step_;
     recentBatches_.erase(
         std::remove_if(recentBatches_.begin(), recentBatches_.end(), [this](const Batch &b) { return b.step < step_; }),
         recentBatches_.end());

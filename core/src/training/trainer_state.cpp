@@ -31,6 +31,7 @@ void Trainer::resetSnapshots(const Snapshot *newest)
 {
     snapshots_.clear();
     recentBatches_.clear();
+    heldFrom_ = newest ? newest->step : -1;
     if (newest) {
         snapshots_.push(*newest);
         lastSnapshotStep_ = newest->step;
