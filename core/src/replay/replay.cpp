@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <functional>
 #include <sstream>
 
 namespace nanscope {
@@ -108,25 +109,23 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
 {
     const Capsule &c = r.capsule();
     const Controls base = c.state.controls;
-    auto atStep = [&](const std::string &change, const StepState &state) {
+    // One change tried: `finite` computes it; an error is its note.
+    auto tryChange = [&](const std::string &change, const char *from,
+                         const std::function<bool(std::string &)> &finite) {
         checkCancel(options);
-        WhatIf w{change, "step", false, {}};
+        WhatIf w{change, from, false, {}};
         try {
-            w.finite = r.finiteThroughStep(state, w.note);
+            w.finite = finite(w.note);
         } catch (const std::exception &e) {
             w.note = e.what();
         }
         report.whatIf.push_back(w);
     };
+    auto atStep = [&](const std::string &change, const StepState &state) {
+        tryChange(change, "step", [&](std::string &note) { return r.finiteThroughStep(state, note); });
+    };
     auto fromSnapshot = [&](const std::string &change, const Controls &controls) {
-        checkCancel(options);
-        WhatIf w{change, "snapshot", false, {}};
-        try {
-            w.finite = r.finiteFromSnapshot(controls, w.note);
-        } catch (const std::exception &e) {
-            w.note = e.what();
-        }
-        report.whatIf.push_back(w);
+        tryChange(change, "snapshot", [&](std::string &note) { return r.finiteFromSnapshot(controls, note); });
     };
     say(options, "trying changes at the step");
     std::vector<Precision> others;
