@@ -55,12 +55,6 @@ void ReplayView::clear()
     replay_->setEnabled(true);
 }
 
-void ReplayView::setAvailable(bool available, const QString &why)
-{
-    replay_->setEnabled(available);
-    replay_->setToolTip(available ? tr("Compute the step again from its capsule in the run file") : why);
-}
-
 void ReplayView::showProgress(const QString &what)
 {
     replay_->setEnabled(false);

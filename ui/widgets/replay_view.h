@@ -17,7 +17,6 @@ public:
     explicit ReplayView(QWidget *parent = nullptr);
 
     void clear();
-    void setAvailable(bool available, const QString &why = {});
     void showProgress(const QString &what);
     void showReport(const ReplayReport &report);
     void showError(const QString &message);

@@ -20,7 +20,6 @@ public:
 
     // False while a replay is under way. `step` -1: the capsule replay chooses.
     bool start(const QString &runFile, int step);
-    bool running() const { return running_; }
 
 Q_SIGNALS:
     void progress(const QString &what);

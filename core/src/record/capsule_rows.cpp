@@ -47,9 +47,9 @@ std::vector<CapsuleEntry> runFileCapsules(const std::string &path)
 
 CapsuleBlob readCapsule(const std::string &path, int step)
 {
-    const std::vector<CapsuleEntry> entries = runFileCapsules(path);
+    RunFile check(path);  // a clear message for what is not a run file
     record::Database db(path, record::Database::Mode::ReadOnly);
-    if (!entries.empty()) {
+    if (hasCapsuleTables(db)) {
         record::Statement s = db.prepare("SELECT reason, snapshot_step, meta, state FROM capsules WHERE step = ?");
         s.bind(1, step);
         if (s.step()) {
@@ -62,6 +62,7 @@ CapsuleBlob readCapsule(const std::string &path, int step)
             return b;
         }
     }
+    const std::vector<CapsuleEntry> entries = runFileCapsules(path);
     throw RunFileError(path + ": no capsule of step " + std::to_string(step) +
                        (entries.empty() ? std::string(" (the file holds none)")
                                         : " (the file holds capsules of step " + stepList(entries) + ")"));

@@ -3,10 +3,9 @@
 
 #include "record/chunk_rows.h"
 #include "record/run_file_json.h"
+#include "record/libtorch_version.h"
 #include "record/run_file_schema.h"
 #include "nanscope/run_recorder.h"
-
-#include <torch/csrc/api/include/torch/version.h>
 
 #include <cmath>
 #include <ctime>
@@ -29,12 +28,6 @@ std::string utcNow()
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
-}
-
-std::string libtorchVersion()
-{
-    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
-           std::to_string(TORCH_VERSION_PATCH);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "replay/capsule_codec.h"
 
+#include "model/torchscript_loader.h"
 #include "record/run_file_json.h"
 
 #include <torch/serialize/input-archive.h>
@@ -73,12 +74,6 @@ TrainingBatch readBatch(torch::serialize::InputArchive &a, const std::string &pr
 }
 
 }  // namespace
-
-std::string libtorchVersion()
-{
-    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
-           std::to_string(TORCH_VERSION_PATCH);
-}
 
 Capsule captureCapsule(const Trainer &trainer, const StepRecord &record, const RunConfig &config,
                        const std::string &reason)
@@ -211,9 +206,7 @@ Capsule decodeCapsule(const CapsuleBlob &blob)
     } catch (const CapsuleError &) {
         throw;
     } catch (const std::exception &e) {
-        std::string why = e.what();
-        why.resize(std::min(why.find('\n'), why.size()));
-        throw CapsuleError("the capsule of step " + std::to_string(blob.step) + " is damaged: " + why);
+        throw CapsuleError("the capsule of step " + std::to_string(blob.step) + " is damaged: " + firstLine(e.what()));
     }
     return c;
 }

@@ -2,6 +2,7 @@
 // A capsule in memory (the trainer's state before a step, and from the newest checked-finite
 // snapshot the batches that led to it) and its serialized form (nanscope/capsule.h).
 #include "nanscope/capsule.h"
+#include "record/libtorch_version.h"
 #include "training/snapshot.h"
 #include "training/trainer.h"
 
@@ -37,8 +38,5 @@ Capsule captureCapsule(const Trainer &trainer, const StepRecord &record, const R
 CapsuleBlob encodeCapsule(const Capsule &capsule, int run);
 // Throws CapsuleError for a blob that does not decode (damaged, or of another format).
 Capsule decodeCapsule(const CapsuleBlob &blob);
-
-// "1.13.1": the LibTorch this NaNScope was built with.
-std::string libtorchVersion();
 
 }  // namespace nanscope

@@ -4,6 +4,7 @@
 #include "nanscope/capsule.h"
 #include "nanscope/precision.h"
 #include "nanscope/run_file.h"
+#include "model/torchscript_loader.h"
 #include "replay/replayer.h"
 #include "replay/sample_bisect.h"
 #include "replay/step_compare.h"
@@ -217,9 +218,8 @@ ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options
     try {
         replayed = r.computeStep(r.capsule().state, true);
     } catch (const std::exception &e) {
-        std::string why = e.what();
-        why.resize(std::min(why.find('\n'), why.size()));
-        throw std::runtime_error("step " + std::to_string(report.step) + " cannot be computed again: " + why);
+        throw std::runtime_error("step " + std::to_string(report.step) +
+                                 " cannot be computed again: " + firstLine(e.what()));
     }
     report.replayMillis = millisSince(t);
     const StepComparison cmp = compareSteps(*recorded, *replayed, r.layers(), kTolerance);

@@ -3,6 +3,7 @@
 #include "nanscope/capsule.h"
 #include "nanscope/precision.h"
 #include "nanscope/run_recorder.h"
+#include "model/torchscript_loader.h"
 #include "scenarios/scenario_setup.h"
 
 #include <torch/torch.h>
@@ -16,12 +17,6 @@
 namespace nanscope {
 
 namespace {
-
-std::string firstLine(std::string s)
-{
-    s.resize(std::min(s.find('\n'), s.size()));
-    return s;
-}
 
 // The embedded model file, written where the loader can read it; checked against the sha256 the
 // run recorded when it started.

@@ -3,7 +3,6 @@
 #include "model/model_adapter.h"
 
 #include <ATen/ATen.h>
-#include <c10/util/irange.h>
 
 #include <cstring>
 #include <sstream>

@@ -32,9 +32,7 @@ Snapshot takeSnapshot(int step, const ModelAdapter &model, const std::vector<at:
     s.step = step;
     s.parameters = cloneAll(model.parameters());
     s.buffers = cloneAll(buffers);
-    std::ostringstream out;
-    torch::save(optimizer, out);
-    s.optimizerState = out.str();
+    s.optimizerState = saveOptimizer(optimizer);
     return s;
 }
 
@@ -42,7 +40,19 @@ void restoreSnapshot(const Snapshot &s, const ModelAdapter &model, torch::optim:
 {
     copyInto(model.parameters(), s.parameters);
     copyInto(model.buffers(), s.buffers);
-    std::istringstream in(s.optimizerState);
+    loadOptimizer(optimizer, s.optimizerState);
+}
+
+std::string saveOptimizer(torch::optim::Optimizer &optimizer)
+{
+    std::ostringstream out;
+    torch::save(optimizer, out);
+    return out.str();
+}
+
+void loadOptimizer(torch::optim::Optimizer &optimizer, const std::string &state)
+{
+    std::istringstream in(state);
     torch::load(optimizer, in);
 }
 

@@ -42,6 +42,10 @@ private:
     std::deque<Snapshot> ring_;
 };
 
+// The optimizer's state (every moment tensor) as bytes, and back.
+std::string saveOptimizer(torch::optim::Optimizer &optimizer);
+void loadOptimizer(torch::optim::Optimizer &optimizer, const std::string &state);
+
 // Copies of `tensors` that later writes to the originals do not touch.
 std::vector<at::Tensor> cloneAll(const std::vector<at::Tensor> &tensors);
 void copyInto(const std::vector<at::Tensor> &targets, const std::vector<at::Tensor> &values);

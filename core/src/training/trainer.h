@@ -102,8 +102,6 @@ public:
     void restoreSnapshotState(const Snapshot &s, const Controls &controls, std::vector<TrainingBatch> batches);
     // The snapshot a rollback restores (a replay's, instead of the state the trainer began with).
     void resetSnapshots(const Snapshot *newest);
-    // The batch of the step restored by restoreStepState() (for a replay on some of its samples).
-    void replaceBatch(TrainingBatch batch) { pending_ = std::move(batch); }
     // Skips the op-level re-run of a failing step (a replay that only asks whether it fails).
     void setOpLevelOrigin(bool on) { opLevelDone_ = !on; }
     // What the injected fault did, once it did: "fc1.weight[3, 7]: 0.12 -> 4.1e+37 (bit 30)".
@@ -115,6 +113,8 @@ private:
     Batch drawBatch();
     void keepBatch(const Batch &b);
     void pushSnapshot(const std::vector<at::Tensor> &buffers);
+    // A restored state's controls, LR and loss scaler; gradients cleared.
+    void restoreControls(const Controls &controls, double learningRate, double lossScale, int growthTracker);
     // The injected fault, when this step is its step.
     FlippedWeight flipFaultWeight();
     void seedStep();

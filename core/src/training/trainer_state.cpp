@@ -3,9 +3,6 @@
 #include "training/trainer.h"
 
 #include <torch/optim/optimizer.h>
-#include <torch/serialize.h>
-
-#include <sstream>
 
 namespace nanscope {
 
@@ -20,9 +17,7 @@ StepState Trainer::stateBeforeStep(const StepRecord &record) const
     s.prevParamsFinite = prevParamsFinite_;
     s.parameters = cloneAll(model_->parameters());  // the step's one copy
     s.buffers = preStepBuffers_;                    // already a copy, never written again
-    std::ostringstream out;
-    torch::save(*optimizer_, out);
-    s.optimizerState = out.str();
+    s.optimizerState = saveOptimizer(*optimizer_);
     s.batch = pending_;
     return s;
 }
@@ -38,41 +33,37 @@ void Trainer::resetSnapshots(const Snapshot *newest)
     }
 }
 
-void Trainer::restoreStepState(const StepState &s)
+void Trainer::restoreControls(const Controls &controls, double learningRate, double lossScale, int growthTracker)
 {
-    controls_ = s.controls;
+    controls_ = controls;
     applyPrecision();
     if (scaling_)
-        scaler_.restore(s.lossScale, s.growthTracker);
-    lr_ = s.learningRate;
+        scaler_.restore(lossScale, growthTracker);
+    lr_ = learningRate;
     for (auto &group : optimizer_->param_groups())
         group.options().set_lr(lr_);
+    optimizer_->zero_grad();
+    opLevelDone_ = false;
+}
+
+void Trainer::restoreStepState(const StepState &s)
+{
     copyInto(model_->parameters(), s.parameters);
     copyInto(buffers_, s.buffers);
-    std::istringstream in(s.optimizerState);
-    torch::load(*optimizer_, in);
-    optimizer_->zero_grad();
+    loadOptimizer(*optimizer_, s.optimizerState);
+    restoreControls(s.controls, s.learningRate, s.lossScale, s.growthTracker);
     step_ = s.step;
     prevParamsFinite_ = s.prevParamsFinite;
-    opLevelDone_ = false;
     fedBatches_.clear();
     pending_ = s.batch;
 }
 
 void Trainer::restoreSnapshotState(const Snapshot &s, const Controls &controls, std::vector<TrainingBatch> batches)
 {
-    controls_ = controls;
-    applyPrecision();
-    if (scaling_)
-        scaler_.restore(s.lossScale, s.growthTracker);
-    lr_ = controls.learningRate;
     restoreSnapshot(s, *model_, *optimizer_);
-    for (auto &group : optimizer_->param_groups())
-        group.options().set_lr(lr_);
-    optimizer_->zero_grad();
+    restoreControls(controls, controls.learningRate, s.lossScale, s.growthTracker);
     step_ = s.step;
     prevParamsFinite_ = true;
-    opLevelDone_ = false;
     consecutiveRollbacks_ = 0;
     pending_ = {};
     fedBatches_ = std::move(batches);
