@@ -76,11 +76,6 @@ void printReplay(const ReplayReport &r, std::ostream &out)
             out << ' ' << s;
         out << " (" << r.bisectReplays << " replays)\n";
     }
-    if (!r.coupledBy.empty())
-        out << "  BatchNorm couples the samples of a batch (" << r.coupledBy.front()
-            << (r.coupledBy.size() > 1 ? ", ..." : "")
-            << "): each subset is normalised by its own statistics, and a sample that\n"
-               "  cannot be computed alone was tried with the rest of the batch\n";
     if (!r.whatIf.empty()) {
         out << "what if:\n";
         for (const WhatIf &w : r.whatIf)

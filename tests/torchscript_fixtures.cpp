@@ -120,6 +120,30 @@ jit::Module maskedPair()
     return net;
 }
 
+// fc (Linear 4 -> 8), bn (BatchNorm1d of 8, momentum 0.1, training on batch statistics), head
+// (Linear 8 -> 4).
+jit::Module batchNormMlp()
+{
+    Factory f;
+    jit::Module bn = module("BatchNorm1d", "");
+    bn.register_parameter("weight", torch::ones({8}).requires_grad_(), false);
+    bn.register_parameter("bias", torch::zeros({8}).requires_grad_(), false);
+    bn.register_parameter("running_mean", torch::zeros({8}), true);
+    bn.register_parameter("running_var", torch::ones({8}), true);
+    bn.register_parameter("num_batches_tracked", torch::zeros({}, torch::kLong), true);
+    bn.define("def forward(self, x):\n"
+              "    if self.training:\n"
+              "        self.num_batches_tracked.add_(1)\n"
+              "    return torch.batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var, "
+              "self.training, 0.1, 1e-05, False)\n");
+    jit::Module net = module("BnMlp", "");
+    net.register_module("fc", f.linear(4, 8));
+    net.register_module("bn", bn);
+    net.register_module("head", f.linear(8, 4));
+    net.define("def forward(self, x):\n    return self.head.forward(self.bn.forward(self.fc.forward(x)))\n");
+    return net;
+}
+
 jit::Module twoStage(int in, int out, const std::string &type, const std::string &body)
 {
     Factory f;
@@ -285,6 +309,8 @@ void writeModel(const std::string &kind, const std::string &path, unsigned seed)
         m = badWeights();
     else if (kind == "cnn")
         m = Cnn().net();
+    else if (kind == "batchnorm")
+        m = batchNormMlp();
     else if (kind == "token-lm")
         m = tokenLm();
     else if (kind == "two-inputs")

@@ -17,6 +17,8 @@ namespace nanscope::fixtures {
 //  "two-inputs"    forward(self, x, mask): fc (Linear 4->3) of x with the bool mask's features zeroed.
 //  "token-lm"      emb (an Embedding type: 50 tokens, 16 wide) then head (Linear 16 -> 50).
 //                  Input token ids [N,S] (int64), output [N,S,50].
+//  "batchnorm"     fc (Linear 4->8), bn (BatchNorm1d, training on batch statistics), head
+//                  (Linear 8->4). Input [N,4], output [N,4].
 //  "cnn"           a ResNet-18-sized CNN (conv/bn/relu stem, 4 stages of 2 basic blocks with
 //                  in-place relu_ and add_, 1x1 downsampling), input [N,3,H,W], output [N,10].
 void writeModel(const std::string &kind, const std::string &path, unsigned seed = 1);

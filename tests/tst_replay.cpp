@@ -1,6 +1,9 @@
 // Capsules and `replay`: every failing scenario's first non-finite step computed again from its
 // capsule, the samples the bisection names, the what-ifs, a transient fault, a model run replayed
 // without its model file, and the messages for files that cannot be replayed.
+// LibTorch's headers first: Qt's `slots` macro would otherwise rename IValue::slots().
+#include "replay/replayer.h"
+
 #include "cli_runner.h"
 #include "run_file_helpers.h"
 #include "torchscript_fixtures.h"
@@ -72,7 +75,10 @@ private slots:
     void everyFailingScenarioReproduces_data();
     void everyFailingScenarioReproduces();
     void nanInputNamesTheBadSample();
+    void batchStatisticsAreHeldAsRecorded_data();
+    void batchStatisticsAreHeldAsRecorded();
     void divergenceNeedsTheSnapshot();
+    void aScenarioWindowComesFromTheSeed();
     void fp16OverflowIsFiniteInBf16();
     void aTransientFaultIsNotReproduced();
     void anAskedStepReplays();
@@ -139,6 +145,74 @@ void TestReplay::nanInputNamesTheBadSample()
     QCOMPARE(r.samples, first->badSamples);
     QVERIFY(r.bisectReplays > 0 && r.bisectReplays < 32);
     QVERIFY(std::count(r.coupledBy.begin(), r.coupledBy.end(), "bn1") == 1);
+    // The bad sample's NaN is in bn1's batch statistics: they cannot be held, and the report says so.
+    QVERIFY(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string &n) {
+        return n.rfind("bn1, bn2: the recorded batch statistics are non-finite", 0) == 0;
+    }));
+}
+
+void TestReplay::batchStatisticsAreHeldAsRecorded_data()
+{
+    QTest::addColumn<QString>("model");  // a fixture's kind, or empty for the scenario
+    QTest::addColumn<QStringList>("coupling");
+    QTest::addRow("safe-training") << QString() << QStringList{"bn1", "bn2"};
+    QTest::addRow("torchscript") << QString("batchnorm") << QStringList{"bn"};
+}
+
+void TestReplay::batchStatisticsAreHeldAsRecorded()
+{
+    // BatchNorm layers in training mode normalise with the batch's statistics (safe-training's bn1
+    // and bn2; a TorchScript file's bn, momentum 0.1). Held, a subset of the batch passes the first
+    // of them row for row as the whole batch did: the two halves' extremes are the whole batch's.
+    QFETCH(QString, model);
+    QFETCH(QStringList, coupling);
+    const std::string file = path("held.nsrun");
+    QFile::remove(QString::fromStdString(file));
+    RunConfig c = scenario("safe-training", 4);
+    if (!model.isEmpty()) {
+        c.scenario.clear();
+        c.modelPath = path("batchnorm.pt");
+        fixtures::writeModel(model.toStdString(), c.modelPath);
+        c.inputShape = {16, 4};
+    }
+    c.capsuleSteps = {2};
+    const auto run = recordRun(c, file);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    RunFile recorded(file);
+    std::vector<std::string> notes;
+    Replayer r(recorded, readCapsule(file, 2), "cpu", notes);
+    const std::shared_ptr<StepRecord> whole = r.computeStep(r.capsule().state, false);
+    const std::vector<BatchStatistic> held = r.holdBatchStatistics(*whole);
+    QCOMPARE(int(held.size()), coupling.size());
+    for (int i = 0; i < coupling.size(); ++i) {
+        QCOMPARE(QString::fromStdString(held[std::size_t(i)].path), coupling[i]);
+        QVERIFY(held[std::size_t(i)].finite);
+    }
+
+    const std::size_t n = r.capsule().state.batch.indices.size();
+    std::vector<std::size_t> first, second;
+    for (std::size_t i = 0; i < n; ++i)
+        (i < n / 2 ? first : second).push_back(i);
+    auto extremes = [&](const std::shared_ptr<StepRecord> &a, const std::shared_ptr<StepRecord> &b) {
+        const TensorHealth &x = a->layers[std::size_t(held[0].layer)].forward;
+        const TensorHealth &y = b->layers[std::size_t(held[0].layer)].forward;
+        return std::make_pair(std::min(x.min, y.min), std::max(x.max, y.max));
+    };
+    const TensorHealth &all = whole->layers[std::size_t(held[0].layer)].forward;
+    auto same = [](double a, double b) { return std::abs(a - b) <= 1e-4 * std::max(1.0, std::abs(b)); };
+    const auto heldHalves =
+        extremes(r.computeStep(r.stateWithRows(first), false), r.computeStep(r.stateWithRows(second), false));
+    QVERIFY2(same(heldHalves.first, all.min) && same(heldHalves.second, all.max),
+             qPrintable(QString("held halves %1..%2, whole batch %3..%4")
+                            .arg(heldHalves.first)
+                            .arg(heldHalves.second)
+                            .arg(all.min)
+                            .arg(all.max)));
+    // Each half normalised by its own statistics passes bn1 otherwise.
+    r.releaseBatchStatistics();
+    const auto ownHalves =
+        extremes(r.computeStep(r.stateWithRows(first), false), r.computeStep(r.stateWithRows(second), false));
+    QVERIFY(!same(ownHalves.first, all.min) || !same(ownHalves.second, all.max));
 }
 
 void TestReplay::divergenceNeedsTheSnapshot()
@@ -157,6 +231,38 @@ void TestReplay::divergenceNeedsTheSnapshot()
     QVERIFY(!asRecorded->finite);  // the snapshot's run as recorded fails again at the same step
     QCOMPARE(asRecorded->note, "non-finite at step " + std::to_string(r.step));
     QVERIFY(r.notes.empty() || r.notes.front().find("no particular samples") != std::string::npos);
+}
+
+void TestReplay::aScenarioWindowComesFromTheSeed()
+{
+    // A scenario's batches since the snapshot keep only their dataset indices and a hash: replay
+    // regenerates their data from the seed, and refuses to use data that differs.
+    const std::string file = path("window.nsrun");
+    recordRun(scenario("large-lr-mse", 12), file);
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt *q = nullptr;
+    QCOMPARE(
+        sqlite3_prepare_v2(db,
+                           "SELECT json_array_length(meta, '$.window'), json_extract(meta, '$.window[0].data_hash') "
+                           "FROM capsules",
+                           -1, &q, nullptr),
+        SQLITE_OK);
+    QCOMPARE(sqlite3_step(q), SQLITE_ROW);
+    QVERIFY(sqlite3_column_int(q, 0) > 0);
+    QVERIFY(sqlite3_column_type(q, 1) == SQLITE_TEXT);
+    sqlite3_finalize(q);
+    QVERIFY(findWhatIf(replayCapsule(file), "lr=0.5", "snapshot"));
+
+    QCOMPARE(sqlite3_exec(db, "UPDATE capsules SET meta = json_set(meta, '$.window[0].data_hash', '1')", nullptr,
+                          nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(db);
+    const ReplayReport r = replayCapsule(file);
+    QVERIFY(!findWhatIf(r, "lr=0.5", "snapshot"));
+    QVERIFY(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string &n) {
+        return n.find("regenerated from the seed differs") != std::string::npos;
+    }));
 }
 
 void TestReplay::fp16OverflowIsFiniteInBf16()

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nanscope {
@@ -34,6 +35,11 @@ public:
         return forward(x, probe);
     }
     virtual void setTraining(bool on) = 0;
+    // The layer's own buffers by name (a BatchNorm's running_mean, running_var, num_batches_tracked).
+    virtual std::vector<std::pair<std::string, at::Tensor>> layerBuffers(int /*layer*/) const { return {}; }
+    // One layer in training or eval mode until the next setTraining(): a replay holds a
+    // BatchNorm's batch statistics by running it in eval mode on them.
+    virtual void setLayerTraining(int /*layer*/, bool /*on*/) {}
     virtual void toDevice(const std::string &device) = 0;
     // fp16 emulated on the CPU: round every observed layer output through half, so values past
     // 65504 become Inf as they would on a GPU. Returns false when the model cannot (then it runs

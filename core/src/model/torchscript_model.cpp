@@ -92,6 +92,25 @@ void TorchScriptModel::refreshParameters()
     }
 }
 
+torch::jit::Module TorchScriptModel::layerModule(int layer) const
+{
+    int i = 0;
+    for (const auto &item : module_.named_modules())
+        if (i++ == layer)
+            return item.value;  // a handle: changes reach the model's own submodule
+    throw std::out_of_range("no layer " + std::to_string(layer));
+}
+
+std::vector<std::pair<std::string, at::Tensor>> TorchScriptModel::layerBuffers(int layer) const
+{
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    for (const auto &item : layerModule(layer).named_buffers(/*recurse=*/false))
+        out.emplace_back(item.name, item.value);
+    return out;
+}
+
+void TorchScriptModel::setLayerTraining(int layer, bool on) { layerModule(layer).train(on); }
+
 std::vector<at::Tensor> TorchScriptModel::parameters() const
 {
     std::vector<at::Tensor> out;

@@ -36,6 +36,8 @@ public:
     // The whole output of an unprobed forward: what describeOutput() and selectOutput() read.
     c10::IValue rawForward(const at::Tensor &x, const std::vector<at::Tensor> &sideInputs);
     void setTraining(bool on) override { module_.train(on); }
+    std::vector<std::pair<std::string, at::Tensor>> layerBuffers(int layer) const override;
+    void setLayerTraining(int layer, bool on) override;
     void toDevice(const std::string &device) override;
     // fp16 emulated on the CPU: a second instrumented graph that rounds every module's output
     // through half, run with or without a probe while emulation is on.
@@ -52,6 +54,7 @@ public:
 
 private:
     void refreshParameters();
+    torch::jit::Module layerModule(int layer) const;
 
     torch::jit::Module module_;
     std::vector<Layer> layers_;

@@ -87,6 +87,19 @@ void ObservedSequential::setTraining(bool on)
                 child.second.ptr()->eval();
 }
 
+std::vector<std::pair<std::string, at::Tensor>> ObservedSequential::layerBuffers(int layer) const
+{
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    for (const auto &item : root_->named_modules()[std::size_t(layer)].value()->named_buffers(/*recurse=*/false))
+        out.emplace_back(item.key(), item.value());
+    return out;
+}
+
+void ObservedSequential::setLayerTraining(int layer, bool on)
+{
+    root_->named_modules()[std::size_t(layer)].value()->train(on);
+}
+
 void ObservedSequential::toDevice(const std::string &device)
 {
     root_->to(torch::Device(device));

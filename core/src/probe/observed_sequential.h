@@ -28,6 +28,8 @@ public:
     std::vector<at::Tensor> buffers() const override;
     at::Tensor forward(const at::Tensor &x, Probe *probe) override;
     void setTraining(bool on) override;
+    std::vector<std::pair<std::string, at::Tensor>> layerBuffers(int layer) const override;
+    void setLayerTraining(int layer, bool on) override;
     void toDevice(const std::string &device) override;
     bool setHalfEmulation(bool on) override
     {

@@ -55,6 +55,15 @@ std::vector<at::Tensor> readTensors(torch::serialize::InputArchive &a, const std
 
 Json batchJson(const TrainingBatch &b) { return {{"step", b.step}, {"indices", b.indices}, {"side", b.side.size()}}; }
 
+void hashBytes(std::uint64_t &h, const at::Tensor &t)
+{
+    const at::Tensor c = t.detach().to(torch::kCPU).contiguous();
+    const auto *p = static_cast<const unsigned char *>(c.data_ptr());
+    const std::size_t n = std::size_t(c.numel()) * c.element_size();
+    for (std::size_t i = 0; i < n; ++i)
+        h = (h ^ p[i]) * 1099511628211ULL;
+}
+
 void writeBatch(torch::serialize::OutputArchive &a, const std::string &prefix, const TrainingBatch &b)
 {
     a.write(prefix + "x", b.x.detach().to(torch::kCPU));
@@ -101,8 +110,19 @@ Capsule captureCapsule(const Trainer &trainer, const StepRecord &record, const R
     if (complete) {
         c.snapshot = *s;
         c.window = std::move(window);
+        c.windowFromSeed = !config.usesModelFile();  // a scenario's data is the seed's
     }
     return c;
+}
+
+std::uint64_t dataHash(const TrainingBatch &b)
+{
+    std::uint64_t h = 14695981039346656037ULL;
+    hashBytes(h, b.x);
+    hashBytes(h, b.y);
+    for (const at::Tensor &t : b.side)
+        hashBytes(h, t);
+    return h;
 }
 
 CapsuleBlob encodeCapsule(const Capsule &c, int run)
@@ -124,8 +144,12 @@ CapsuleBlob encodeCapsule(const Capsule &c, int run)
                     {"loss_scale", c.snapshot->lossScale},
                     {"growth_tracker", c.snapshot->growthTracker}};
         for (std::size_t i = 0; i < c.window.size(); ++i) {
-            writeBatch(a, "window." + std::to_string(i) + ".", c.window[i]);
-            window.push_back(batchJson(c.window[i]));
+            Json j = batchJson(c.window[i]);
+            if (c.windowFromSeed)
+                j["data_hash"] = std::to_string(dataHash(c.window[i]));
+            else
+                writeBatch(a, "window." + std::to_string(i) + ".", c.window[i]);
+            window.push_back(j);
         }
     }
     std::ostringstream out;
@@ -200,8 +224,18 @@ Capsule decodeCapsule(const CapsuleBlob &blob)
             sn.optimizerState = tensorBytes(readTensor(a, "snapshot.optimizer"));
             c.snapshot = std::move(sn);
             const Json &window = meta.at("window");
-            for (std::size_t i = 0; i < window.size(); ++i)
-                c.window.push_back(readBatch(a, "window." + std::to_string(i) + ".", window[i]));
+            for (std::size_t i = 0; i < window.size(); ++i) {
+                if (!window[i].contains("data_hash")) {
+                    c.window.push_back(readBatch(a, "window." + std::to_string(i) + ".", window[i]));
+                    continue;
+                }
+                c.windowFromSeed = true;
+                TrainingBatch b;
+                b.step = window[i].at("step").get<int>();
+                b.indices = window[i].at("indices").get<std::vector<std::int64_t>>();
+                c.window.push_back(std::move(b));
+                c.windowHashes.push_back(std::stoull(window[i].at("data_hash").get<std::string>()));
+            }
         }
     } catch (const CapsuleError &) {
         throw;

@@ -23,6 +23,10 @@ struct Capsule {
     StepState state;
     std::optional<Snapshot> snapshot;
     std::vector<TrainingBatch> window;  // from the snapshot's step up to (not including) the capsule's
+    // A scenario's window keeps only dataset indices: its data is regenerated from the seed, and
+    // checked against these hashes of what the run trained on (dataHash()).
+    bool windowFromSeed = false;
+    std::vector<std::uint64_t> windowHashes;
     // Where it was taken.
     std::string device = "cpu";
     int threads = 1;
@@ -34,6 +38,9 @@ struct Capsule {
 // The capsule of the step `trainer` just computed (between computeStep() and applyStep()).
 Capsule captureCapsule(const Trainer &trainer, const StepRecord &record, const RunConfig &config,
                        const std::string &reason);
+
+// FNV-1a over a batch's inputs, targets and further inputs: the same on every machine.
+std::uint64_t dataHash(const TrainingBatch &batch);
 
 CapsuleBlob encodeCapsule(const Capsule &capsule, int run);
 // Throws CapsuleError for a blob that does not decode (damaged, or of another format).

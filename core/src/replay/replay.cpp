@@ -82,19 +82,36 @@ void bisectSamples(Replayer &r, const StepRecord &replayed, ReplayReport &report
     const Phase p = replayed.origin.phase;
     if (!replayed.failed() || p == Phase::Parameter || p == Phase::Update)
         return;  // weights already non-finite: no sample is to blame
-    for (const Layer &l : r.layers())
-        if (l.type.rfind("BatchNorm", 0) == 0)
-            report.coupledBy.push_back(l.path);
     const TrainingBatch &batch = r.capsule().state.batch;
+    say(options, "measuring the batch statistics of the BatchNorm layers");
+    std::string held, unheld;
+    for (const BatchStatistic &s : r.holdBatchStatistics(replayed)) {
+        report.coupledBy.push_back(s.path);
+        std::string &list = s.finite ? held : unheld;
+        list += (list.empty() ? "" : ", ") + s.path;
+    }
+    if (!held.empty())
+        report.notes.push_back(held + " couple the samples of a batch: bisected with their batch statistics held as "
+                                      "recorded");
+    if (!unheld.empty())
+        report.notes.push_back(unheld + ": the recorded batch statistics are non-finite (the bad samples reached "
+                                        "them), so they cannot be held; each subset is normalised by its own");
     say(options, "bisecting the batch of " + std::to_string(batch.indices.size()) + " samples");
-    const BisectResult b = bisectRows(batch.indices.size(), [&](const std::vector<std::size_t> &rows) {
-        checkCancel(options);
-        try {
-            return r.computeStep(r.stateWithRows(rows), false)->failed();
-        } catch (const std::exception &) {
-            return false;  // a batch the model cannot take (BatchNorm on one sample): not a failure of the data
-        }
-    });
+    BisectResult b;
+    try {
+        b = bisectRows(batch.indices.size(), [&](const std::vector<std::size_t> &rows) {
+            checkCancel(options);
+            try {
+                return r.computeStep(r.stateWithRows(rows), false)->failed();
+            } catch (const std::exception &) {
+                return false;  // a batch the model cannot take (BatchNorm on one sample): not a failure of the data
+            }
+        });
+    } catch (...) {
+        r.releaseBatchStatistics();
+        throw;
+    }
+    r.releaseBatchStatistics();
     report.bisectReplays = b.replays;
     for (std::size_t row : b.rows)
         report.samples.push_back(batch.indices[row]);

@@ -94,6 +94,7 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
     }
     try {
         ScenarioSetup setup = buildScenario(config, &batch);
+        regenerateWindow(setup.data, notes);
         trainer_ = std::make_unique<Trainer>(std::move(setup), config);
     } catch (const std::exception &e) {
         if (!tempModel_.empty())
@@ -111,6 +112,33 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
     } catch (const std::exception &e) {
         throw std::runtime_error("the capsule of step " + std::to_string(capsule_.state.step) +
                                  " is damaged: " + firstLine(e.what()));
+    }
+}
+
+void Replayer::regenerateWindow(const Dataset &data, std::vector<std::string> &notes)
+{
+    if (!capsule_.windowFromSeed)
+        return;
+    for (std::size_t i = 0; i < capsule_.window.size(); ++i) {
+        TrainingBatch &b = capsule_.window[i];
+        bool fits = !b.indices.empty();
+        for (std::int64_t index : b.indices)
+            fits = fits && index >= 0 && index < data.x.size(0);
+        if (fits) {
+            const at::Tensor idx = torch::tensor(b.indices, torch::kLong);
+            b.x = data.x.index_select(0, idx);
+            b.y = data.y.index_select(0, idx);
+            b.side.clear();
+            for (const at::Tensor &side : data.side)
+                b.side.push_back(side.index_select(0, idx));
+        }
+        if (!fits || dataHash(b) != capsule_.windowHashes.at(i)) {
+            notes.push_back("the scenario's data regenerated from the seed differs from what step " +
+                            std::to_string(b.step) + " trained on: no change is tried from the snapshot");
+            capsule_.snapshot.reset();
+            capsule_.window.clear();
+            return;
+        }
     }
 }
 
@@ -154,12 +182,37 @@ StepState Replayer::stateWithRows(const std::vector<std::size_t> &rows) const
     return s;
 }
 
+const std::vector<BatchStatistic> &Replayer::holdBatchStatistics(const StepRecord &step)
+{
+    holding_ = false;
+    statistics_ = measureBatchStatistics(trainer_->model(), step, [&](const std::function<void()> &prepare) {
+        trainer_->resetSnapshots(capsule_.snapshot ? &*capsule_.snapshot : nullptr);
+        trainer_->restoreStepState(capsule_.state);
+        prepare();
+        trainer_->setOpLevelOrigin(false);
+        trainer_->computeStep(true);
+    });
+    trainer_->restoreStepState(capsule_.state);
+    holding_ = true;
+    return statistics_;
+}
+
 std::shared_ptr<StepRecord> Replayer::computeStep(const StepState &state, bool opLevel)
 {
     trainer_->resetSnapshots(capsule_.snapshot ? &*capsule_.snapshot : nullptr);
     trainer_->restoreStepState(state);
     trainer_->setOpLevelOrigin(opLevel);
-    return trainer_->computeStep(true);
+    if (!holding_)
+        return trainer_->computeStep(true);
+    nanscope::holdBatchStatistics(trainer_->model(), statistics_);
+    try {
+        std::shared_ptr<StepRecord> rec = trainer_->computeStep(true);
+        nanscope::releaseBatchStatistics(trainer_->model(), statistics_);
+        return rec;
+    } catch (...) {
+        nanscope::releaseBatchStatistics(trainer_->model(), statistics_);
+        throw;
+    }
 }
 
 bool Replayer::finiteThroughStep(const StepState &state, std::string &note)

@@ -3,6 +3,7 @@
 // model file embedded in it), the trainer put back where the capsule was taken, and the step (or
 // the steps since the capsule's snapshot) run with the changes a replay tries.
 #include "nanscope/run_file.h"
+#include "replay/batch_statistics.h"
 #include "replay/capsule_codec.h"
 
 #include <memory>
@@ -28,6 +29,12 @@ public:
     // ... or on some rows of its batch.
     StepState stateWithRows(const std::vector<std::size_t> &rows) const;
 
+    // The BatchNorm layers that couple the samples of the batch, their statistics measured on the
+    // capsule's batch (`step`: its record). From now on computeStep() holds the finite ones, until
+    // releaseBatchStatistics().
+    const std::vector<BatchStatistic> &holdBatchStatistics(const StepRecord &step);
+    void releaseBatchStatistics() { holding_ = false; }
+
     // The step computed from `state`, with the op-level re-run when it fails and `opLevel`.
     std::shared_ptr<StepRecord> computeStep(const StepState &state, bool opLevel);
     // Whether the step computed and applied from `state` leaves the run finite; `note` says
@@ -37,9 +44,15 @@ public:
     bool finiteFromSnapshot(const Controls &controls, std::string &note);
 
 private:
+    // A scenario's batches since the snapshot, from its data set rebuilt from the seed; without a
+    // snapshot (and a note) where they are not what the run trained on.
+    void regenerateWindow(const Dataset &data, std::vector<std::string> &notes);
+
     Capsule capsule_;
     std::string tempModel_;  // the embedded model file, written out for the loader
     std::unique_ptr<Trainer> trainer_;
+    std::vector<BatchStatistic> statistics_;
+    bool holding_ = false;
 };
 
 }  // namespace nanscope
