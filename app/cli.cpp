@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "cli_bench.h"
 #include "cli_model.h"
+#include "cli_ranks.h"
 #include "cli_replay.h"
 #include "run_printer.h"
 #include "nanscope/run_file.h"
@@ -30,7 +31,10 @@ int listScenarios(const std::vector<std::string> &args, std::ostream &out)
 
 int runCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
-    const RunOptions opts = parseRunOptions(args);
+    RunOptions opts = parseRunOptions(args);
+    if (opts.ranks > 0)
+        return runRanks(opts, args, out, err);
+    rankFromEnvironment(opts.config);
     if (const std::string missing = missingModelInput(opts.config); !missing.empty()) {
         err << "nanscope: " << missing << '\n';
         return 1;
@@ -181,6 +185,7 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
         .option("--save", [&](const auto &, const auto &v) { config.savePath = v; });
     addModelOptions(arguments, config);
     addRecordOptions(arguments, o.record);
+    addRankOptions(arguments, o);
     arguments.parse(args);
     config.capsuleOnFailure = !noCapsule;
     const bool model = !o.config.modelPath.empty();
@@ -226,6 +231,8 @@ const char *usage(const std::string &command)
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER]\n"
+               "                    [--ranks N] [--on-bad-rank skip|exclude] [--param-check-every K]\n"
+               "                    [--collective-timeout S]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                    [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
                "                    [--loss cross-entropy|mse|model] [--save OUT.pt] [any option above]\n"

@@ -14,6 +14,7 @@ struct RunOptions {
     RunConfig config;
     bool json = false;
     RecordOptions record;
+    int ranks = 0;  // --ranks N: start a job of N ranks on this machine (cli_ranks.h)
 };
 
 // Parses `run` arguments (args[0] is "run"); throws std::invalid_argument with a one-line

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
-          libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev xauth xvfb)
+          libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev libgloo-dev xauth xvfb)
 [ "${1:-}" = "--tests" ] && packages+=(python3-torch)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang-14 libfuzzer-14-dev)
 

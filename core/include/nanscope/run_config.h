@@ -36,6 +36,27 @@ struct FaultInjection {
     bool operator==(const FaultInjection &o) const { return step == o.step && layer == o.layer; }
 };
 
+// One rank of a data-parallel job (docs/ranks.md): `world` processes train one model on disjoint
+// shards of the data and average their gradients; before the all-reduce they compare their maps,
+// and a step where a rank went non-finite is skipped on every rank, or applied without that
+// rank's gradients. world 0: not a job (a plain run).
+enum class BadRankPolicy { Skip, Exclude };
+struct DataParallel {
+    int rank = 0;
+    int world = 0;
+    std::string address = "127.0.0.1";  // the rendezvous store, which rank 0 serves
+    int port = 0;
+    BadRankPolicy onBadRank = BadRankPolicy::Skip;
+    int checkEvery = 10;      // steps between the ranks' comparisons of their parameters; 0: never
+    int timeoutSeconds = 60;  // a collective that waits longer lost a rank
+    bool active() const { return world > 0; }
+    bool operator==(const DataParallel &o) const
+    {
+        return rank == o.rank && world == o.world && address == o.address && port == o.port &&
+               onBadRank == o.onBadRank && checkEvery == o.checkEvery && timeoutSeconds == o.timeoutSeconds;
+    }
+};
+
 struct RunConfig {
     std::string scenario = "large-lr-mse";
     int steps = 0;  // 0: the default of the scenario or model file (defaultSteps())
@@ -57,6 +78,7 @@ struct RunConfig {
     bool capsuleOnFailure = true;
     std::vector<int> capsuleSteps;
     FaultInjection fault;
+    DataParallel parallel;
     // Another optimizer than the scenario's or model file's own, or other settings of it.
     OptimizerChoice optimizer;
 

@@ -147,6 +147,31 @@ std::vector<SideInput> sideInputsFrom(const Json &j)
     return out;
 }
 
+Json parallelJson(const DataParallel &p)
+{
+    return Json{{"rank", p.rank},
+                {"world_size", p.world},
+                {"address", p.address},
+                {"port", p.port},
+                {"on_bad_rank", p.onBadRank == BadRankPolicy::Exclude ? "exclude" : "skip"},
+                {"check_every", p.checkEvery},
+                {"timeout_s", p.timeoutSeconds}};
+}
+
+DataParallel parallelFrom(const Json &j)
+{
+    DataParallel p;
+    p.rank = value(j, "rank", 0);
+    p.world = value(j, "world_size", 0);
+    p.address = value<std::string>(j, "address", p.address);
+    p.port = value(j, "port", 0);
+    p.onBadRank =
+        value<std::string>(j, "on_bad_rank", "skip") == "exclude" ? BadRankPolicy::Exclude : BadRankPolicy::Skip;
+    p.checkEvery = value(j, "check_every", p.checkEvery);
+    p.timeoutSeconds = value(j, "timeout_s", p.timeoutSeconds);
+    return p;
+}
+
 }  // namespace
 
 Json configJson(const RunConfig &c, const Controls &initial, int steps)
@@ -166,6 +191,7 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"capsule_on_failure", c.capsuleOnFailure},
                 {"capsule_steps", c.capsuleSteps},
                 {"fault", c.fault.active() ? Json{{"step", c.fault.step}, {"layer", c.fault.layer}} : Json()},
+                {"parallel", c.parallel.active() ? parallelJson(c.parallel) : Json()},
                 {"input_shape", c.inputShape},
                 {"input_dtype", c.tokenIds ? "int64" : "float32"},
                 {"vocab", c.vocab},
@@ -201,6 +227,8 @@ RunConfig configFrom(const Json &j)
     c.devicePathOnCpu = value(j, "device_path_on_cpu", false);
     c.capsuleOnFailure = value(j, "capsule_on_failure", c.capsuleOnFailure);
     c.capsuleSteps = value<std::vector<int>>(j, "capsule_steps", {});
+    if (j.contains("parallel") && j["parallel"].is_object())
+        c.parallel = parallelFrom(j["parallel"]);
     if (j.contains("fault") && j["fault"].is_object()) {
         c.fault.step = value(j["fault"], "step", -1);
         c.fault.layer = value<std::string>(j["fault"], "layer", "");

@@ -53,6 +53,14 @@ std::string invalidRunConfigReason(const RunConfig &config)
             return "an input's dtype is float32, int64 or bool, got '" + in.dtype + "'";
     if (std::string reason = invalidOptimizerReason(config.optimizer); !reason.empty())
         return reason;
+    const DataParallel &p = config.parallel;
+    if (p.active() && (p.rank < 0 || p.rank >= p.world))
+        return "rank " + std::to_string(p.rank) + " is not one of a job of " + std::to_string(p.world) + " (0 to " +
+               std::to_string(p.world - 1) + ")";
+    if (p.active() && (p.port <= 0 || p.port > 65535))
+        return "the rendezvous port must lie in 1..65535, got " + std::to_string(p.port);
+    if (p.active() && (p.timeoutSeconds <= 0 || p.checkEvery < 0))
+        return "the collective timeout must be positive and the parameter check every 0 or more steps";
     return initialControls(config).lossScaling.invalidReason();
 }
 

@@ -1,5 +1,6 @@
 #include "session/run_loop.h"
 
+#include "distributed/rank_sync.h"
 #include "replay/capsule_codec.h"
 #include "scenarios/scenario_setup.h"
 #include "training/trainer.h"
@@ -55,6 +56,8 @@ void RunLoop::begin()
     ScenarioSetup setup = buildScenario(config_);
     const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
     trainer_ = std::make_unique<Trainer>(std::move(setup), config_);
+    if (config_.parallel.active())
+        joinRanks();
     perLayer_.assign(trainer_->layers().size(), 0);
     forecast_ = TrendForecast(config_.forecastHorizon);
     forecast_.reset(trainer_->layers());
@@ -91,6 +94,11 @@ void RunLoop::trainSteps()
         noteNonFinite(*record);
         takeCapsuleIfDue(*record);
         precision_ = controls.precision;
+        if (ranks_) {  // a job decides together, never pauses
+            if (!stepAcrossRanks(record))
+                return;
+            continue;
+        }
 
         const Outcome outcome =
             record->failed() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
@@ -325,6 +333,8 @@ void RunLoop::finish()
         trainer_->model().save(config_.savePath);
         raise({EventKind::Info, trainer_->step(), -1, "saved the model to " + config_.savePath});
     }
+    if (ranks_)
+        compareRankParameters(trainer_->step(), true);
     summary_.quarantinedSamples.assign(trainer_->quarantined().begin(), trainer_->quarantined().end());
     summary_.finalLearningRate = trainer_->learningRate();
     summary_.finalStateFinite = trainer_->stateFinite();

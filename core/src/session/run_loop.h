@@ -15,6 +15,7 @@
 namespace nanscope {
 
 class Trainer;
+class RankSync;
 
 // What the loop shares with the Session's commands: flags written under `mutex` by any thread,
 // read by the worker at step boundaries, and the observers it reports to.
@@ -64,6 +65,12 @@ private:
     bool applyAndPublish(const std::shared_ptr<StepRecord> &record);
     void discardAndPublish(const std::shared_ptr<StepRecord> &record, const std::string &why);
     void publish(const std::shared_ptr<StepRecord> &record);
+    // A data-parallel job's step (run_loop_ranks.cpp): the ranks compare their maps, then skip the
+    // step everywhere or average the gradients of the finite ones, apply and publish; false when
+    // the policy stopped the run.
+    void joinRanks();
+    bool stepAcrossRanks(const std::shared_ptr<StepRecord> &record);
+    void compareRankParameters(int step, bool final);
     void account(const StepRecord &record);
     void finish();
 
@@ -74,6 +81,7 @@ private:
     const RunConfig config_;
     const int run_;
     std::unique_ptr<Trainer> trainer_;
+    std::unique_ptr<RankSync> ranks_;  // in a data-parallel job
     RunSummary summary_;
     TrendForecast forecast_;
     Precision precision_ = Precision::FP32;  // of the step being computed

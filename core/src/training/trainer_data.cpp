@@ -45,6 +45,23 @@ void Trainer::pushSnapshot(const std::vector<at::Tensor> &buffers)
         recentBatches_.end());
 }
 
+namespace {
+
+// A rank's share of an epoch, as PyTorch's DistributedSampler deals it: every rank shuffles the same
+// way, the order is padded from its start to a multiple of the world, and rank r takes positions
+// r, r + world, ...: disjoint shards of one size.
+std::vector<std::int64_t> shardOf(const std::vector<std::int64_t> &order, int rank, int world)
+{
+    const std::size_t w = std::size_t(world);
+    const std::size_t total = (order.size() + w - 1) / w * w;
+    std::vector<std::int64_t> shard;
+    for (std::size_t i = std::size_t(rank); i < total; i += w)
+        shard.push_back(order[i % order.size()]);
+    return shard;
+}
+
+}  // namespace
+
 Trainer::Batch Trainer::drawBatch()
 {
     const auto n = std::size_t(data_.x.size(0));
@@ -56,6 +73,8 @@ Trainer::Batch Trainer::drawBatch()
             order_.resize(n);
             std::iota(order_.begin(), order_.end(), 0);
             std::shuffle(order_.begin(), order_.end(), shuffler_);
+            if (config_.parallel.active())
+                order_ = shardOf(order_, config_.parallel.rank, config_.parallel.world);
             cursor_ = 0;
             ++epoch_;
             if (quarantined_.size() >= n)

@@ -1,0 +1,269 @@
+// Data-parallel jobs: ranks started by `run --ranks N` and by torchrun's variables, the rank the
+// arbitration names, skip and exclude, the parameters afterwards, a killed rank, bad environments.
+// 2 cores here: jobs of 2 ranks of one thread each.
+#include "nanscope/run_file.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <set>
+
+using namespace nanscope;
+
+namespace {
+
+int freePort()
+{
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
+    ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
+    ::close(s);
+    return ntohs(a.sin_port);
+}
+
+struct Finished {
+    int code = -1;
+    QString out, err;
+    QList<QJsonObject> objects;
+};
+
+Finished finish(QProcess &p, int timeoutMs = 120000)
+{
+    Finished f;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    f.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    f.out = QString::fromUtf8(p.readAllStandardOutput());
+    f.err = QString::fromUtf8(p.readAllStandardError());
+    for (const QString &line : f.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        const QJsonDocument d = QJsonDocument::fromJson(line.toUtf8());
+        if (d.isObject())
+            f.objects.push_back(d.object());
+    }
+    return f;
+}
+
+Finished runNanscope(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NANSCOPE_EXE), args);
+    return finish(p);
+}
+
+// A rank started as torchrun would start it.
+void startRank(QProcess &p, int rank, int world, int port, const QStringList &args)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("RANK"), QString::number(rank));
+    env.insert(QStringLiteral("LOCAL_RANK"), QString::number(rank));
+    env.insert(QStringLiteral("WORLD_SIZE"), QString::number(world));
+    env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
+    env.insert(QStringLiteral("MASTER_PORT"), QString::number(port));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NANSCOPE_EXE), args);
+}
+
+std::vector<StepRecordPtr> stepsOf(const QString &file) { return RunFile(file.toStdString()).readSteps(-1, 1 << 20); }
+
+QStringList texts(const Finished &f, int rank, const QString &kind)
+{
+    QStringList out;
+    for (const QJsonObject &o : f.objects)
+        if (o.value(QLatin1String("rank")).toInt(-1) == rank && o.value(QLatin1String("type")).toString() == "event" &&
+            o.value(QLatin1String("kind")).toString() == kind)
+            out << o.value(QLatin1String("text")).toString();
+    return out;
+}
+
+}  // namespace
+
+class TestRanks : public QObject {
+    Q_OBJECT
+
+private slots:
+    void theRankThatWentNonFiniteIsNamed_data();
+    void theRankThatWentNonFiniteIsNamed();
+    void oneRankIsAPlainRun();
+    void ranksFromTheEnvironmentMatchTheLauncher();
+    void aKilledRankStopsTheOthers();
+    void badEnvironmentsSayWhy_data();
+    void badEnvironmentsSayWhy();
+
+private:
+    QString path(const char *name) const { return dir_.filePath(QString::fromUtf8(name)); }
+    QTemporaryDir dir_;
+};
+
+void TestRanks::theRankThatWentNonFiniteIsNamed_data()
+{
+    QTest::addColumn<QString>("policy");
+    QTest::newRow("skip") << QStringLiteral("skip");
+    QTest::newRow("exclude") << QStringLiteral("exclude");
+}
+
+void TestRanks::theRankThatWentNonFiniteIsNamed()
+{
+    // nan-input's samples 10 and 50 hold NaN/Inf: each lands on the rank whose shard holds it, once
+    // in the first epoch (8 steps of 32 of a shard of 250).
+    QFETCH(QString, policy);
+    const QString folder = path(qPrintable("job-" + policy));
+    const Finished f = runNanscope({"run", "--scenario", "nan-input", "--steps", "8", "--ranks", "2", "--json",
+                                    "--on-bad-rank", policy, "--param-check-every", "2", "--record", folder});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    const std::vector<StepRecordPtr> ranks[2] = {stepsOf(folder + "/rank-0.nsrun"), stepsOf(folder + "/rank-1.nsrun")};
+    QCOMPARE(int(ranks[0].size()), 8);
+    QCOMPARE(int(ranks[1].size()), 8);
+    int named = 0;
+    std::set<std::int64_t> found;
+    for (int step = 0; step < 8; ++step) {
+        const StepRecord &a = *ranks[0][std::size_t(step)], &b = *ranks[1][std::size_t(step)];
+        const int bad = !a.badSamples.empty() ? 0 : !b.badSamples.empty() ? 1 : -1;
+        if (bad < 0) {
+            QVERIFY(!a.skipped && !b.skipped);
+            continue;
+        }
+        const StepRecord &badRecord = bad == 0 ? a : b;
+        found.insert(badRecord.badSamples.begin(), badRecord.badSamples.end());
+        // The other rank's own step stayed finite: the arbitration, not its map, tells it.
+        const StepRecord &other = bad == 0 ? b : a;
+        if (other.badSamples.empty())
+            QVERIFY(!other.failed());
+        const QString expected = QStringLiteral("non-finite before the all-reduce on rank %1 (input)").arg(bad);
+        for (int r = 0; r < 2; ++r) {
+            const StepRecord &rec = r == 0 ? a : b;
+            QVERIFY2(QString::fromStdString(rec.why).startsWith(expected), rec.why.c_str());
+            QCOMPARE(rec.skipped, policy == "skip");
+            QVERIFY(texts(f, r, "recovery").filter(expected).size() >= 1);
+        }
+        ++named;
+    }
+    QVERIFY(found == (std::set<std::int64_t>{10, 50}));
+    QVERIFY(named >= 1);
+    // The same parameters everywhere afterwards, and finite.
+    for (int r = 0; r < 2; ++r) {
+        QVERIFY(texts(f, r, "info").contains("parameters identical on all 2 ranks"));
+        QVERIFY(texts(f, r, "warning").filter("differ").isEmpty());
+    }
+    for (const QJsonObject &o : f.objects)
+        if (o.value(QLatin1String("type")).toString() == "summary")
+            QVERIFY(o.value(QLatin1String("final_state_finite")).toBool());
+}
+
+void TestRanks::oneRankIsAPlainRun()
+{
+    const QString folder = path("one-rank"), plain = path("plain.nsrun");
+    const QStringList run{"run", "--scenario", "safe-training", "--steps", "12", "--json"};
+    Finished f = runNanscope(run + QStringList{"--ranks", "1", "--record", folder});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    f = runNanscope(run + QStringList{"--record", plain});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    const std::vector<StepRecordPtr> job = stepsOf(folder + "/rank-0.nsrun"), alone = stepsOf(plain);
+    QCOMPARE(job.size(), alone.size());
+    for (std::size_t i = 0; i < job.size(); ++i) {
+        QCOMPARE(std::memcmp(&job[i]->loss, &alone[i]->loss, sizeof(double)), 0);  // bit for bit
+        QCOMPARE(std::memcmp(&job[i]->gradNormClipped, &alone[i]->gradNormClipped, sizeof(double)), 0);
+    }
+}
+
+void TestRanks::ranksFromTheEnvironmentMatchTheLauncher()
+{
+    const QString folder = path("launched");
+    const QStringList run{"run", "--scenario", "large-lr-ce", "--steps", "6", "--json"};
+    Finished f = runNanscope(run + QStringList{"--ranks", "2", "--record", folder});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    const int port = freePort();
+    QProcess ranks[2];
+    for (int r = 0; r < 2; ++r)
+        startRank(ranks[r], r, 2, port,
+                  run + QStringList{"--record", path(qPrintable(QString("env-%1.nsrun").arg(r)))});
+    for (int r = 0; r < 2; ++r) {
+        const Finished one = finish(ranks[r]);
+        QVERIFY2(one.code == 0, qPrintable(one.err));
+        const std::vector<StepRecordPtr> byEnv = stepsOf(path(qPrintable(QString("env-%1.nsrun").arg(r))));
+        const std::vector<StepRecordPtr> byLauncher = stepsOf(folder + QString("/rank-%1.nsrun").arg(r));
+        QCOMPARE(byEnv.size(), byLauncher.size());
+        for (std::size_t i = 0; i < byEnv.size(); ++i)
+            QCOMPARE(byEnv[i]->loss, byLauncher[i]->loss);
+    }
+}
+
+void TestRanks::aKilledRankStopsTheOthers()
+{
+    const int port = freePort();
+    const QStringList run{"run",    "--scenario", "safe-training",        "--steps",
+                          "100000", "--json",     "--collective-timeout", "10"};
+    QProcess ranks[2];
+    for (int r = 0; r < 2; ++r)
+        startRank(ranks[r], r, 2, port, run);
+    // Both are training once rank 1 has written a few steps.
+    QElapsedTimer t;
+    t.start();
+    QByteArray seen;
+    while (seen.count("\"type\":\"step\"") < 3 && t.elapsed() < 60000) {
+        ranks[1].waitForReadyRead(1000);
+        seen += ranks[1].readAllStandardOutput();
+    }
+    QVERIFY(seen.count("\"type\":\"step\"") >= 3);
+    ::kill(pid_t(ranks[1].processId()), SIGKILL);
+    t.restart();
+    const Finished survivor = finish(ranks[0], 30000);
+    finish(ranks[1]);
+    QVERIFY2(t.elapsed() < 15000, qPrintable(QString::number(t.elapsed())));
+    QCOMPARE(survivor.code, 1);
+    QVERIFY2(survivor.err.contains("rank 1 vanished"), qPrintable(survivor.err));
+}
+
+void TestRanks::badEnvironmentsSayWhy_data()
+{
+    QTest::addColumn<QString>("rank");
+    QTest::addColumn<QString>("world");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("rank past the world") << "5"
+                                         << "2"
+                                         << "RANK=5 is not a rank of a job of WORLD_SIZE=2 (0 to 1)";
+    QTest::newRow("not a number") << "one"
+                                  << "2"
+                                  << "RANK";
+    QTest::newRow("no store") << "1"
+                              << "2"
+                              << "rank 1 could not join the job of 2 ranks at 127.0.0.1:";
+}
+
+void TestRanks::badEnvironmentsSayWhy()
+{
+    QFETCH(QString, rank);
+    QFETCH(QString, world);
+    QFETCH(QString, message);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("RANK", rank);
+    env.insert("WORLD_SIZE", world);
+    env.insert("MASTER_ADDR", "127.0.0.1");
+    env.insert("MASTER_PORT", QString::number(freePort()));  // nobody listens there
+    QElapsedTimer t;
+    t.start();
+    const Finished f =
+        runNanscope({"run", "--scenario", "safe-training", "--steps", "3", "--collective-timeout", "2"}, env);
+    QVERIFY(f.code != 0);
+    QVERIFY2(f.err.contains(message), qPrintable(f.err));
+    QCOMPARE(f.err.count(QLatin1Char('\n')), 1);
+    QVERIFY(t.elapsed() < 20000);
+}
+
+QTEST_GUILESS_MAIN(TestRanks)
+#include "tst_ranks.moc"
