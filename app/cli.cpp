@@ -86,16 +86,21 @@ int runCommand(const std::vector<std::string> &args, std::ostream &out, std::ost
 
 namespace {
 
-// bitflip@STEP:LAYER
+// bitflip@STEP:LAYER, or bitflip@STEP:LAYER:RANK in a job (module paths hold no colon)
 FaultInjection parseFault(const std::string &flag, const std::string &value)
 {
     const std::string kind = "bitflip@";
     const auto colon = value.find(':');
     if (value.rfind(kind, 0) != 0 || colon == std::string::npos || colon + 1 >= value.size())
-        throw std::invalid_argument(flag + " is bitflip@STEP:LAYER (a module path such as fc1), got '" + value + "'");
+        throw std::invalid_argument(flag + " is bitflip@STEP:LAYER[:RANK] (a module path such as fc1), got '" + value +
+                                    "'");
     FaultInjection f;
     f.step = parseInt(flag, value.substr(kind.size(), colon - kind.size()), 0);
     f.layer = value.substr(colon + 1);
+    if (const auto last = f.layer.rfind(':'); last != std::string::npos) {
+        f.rank = parseInt(flag + "'s RANK", f.layer.substr(last + 1), 0);
+        f.layer.resize(last);
+    }
     return f;
 }
 
@@ -230,7 +235,7 @@ const char *usage(const std::string &command)
                "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
-               "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER]\n"
+               "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER[:RANK]]\n"
                "                    [--ranks N] [--on-bad-rank skip|exclude] [--param-check-every K]\n"
                "                    [--collective-timeout S]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"

@@ -193,6 +193,9 @@ int runRanks(const RunOptions &o, const std::vector<std::string> &args, std::ost
         throw std::invalid_argument("--ranks starts a job itself and cannot run as a rank of one (WORLD_SIZE is set)");
     if (o.config.controls && o.config.controls->pauseOnNonFinite)
         throw std::invalid_argument("--pause-on-nonfinite needs one run to pause; the ranks of a job decide together");
+    if (o.config.fault.rank >= o.ranks)
+        throw std::invalid_argument("--inject-fault names rank " + std::to_string(o.config.fault.rank) +
+                                    ", not one of the job's " + std::to_string(o.ranks));
     const std::string folder = o.record.path;
     if (!folder.empty()) {
         std::error_code ec;

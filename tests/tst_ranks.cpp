@@ -101,6 +101,7 @@ private slots:
     void theRankThatWentNonFiniteIsNamed();
     void oneRankIsAPlainRun();
     void ranksFromTheEnvironmentMatchTheLauncher();
+    void aBitFlipOnOneRankIsNamed();
     void aKilledRankStopsTheOthers();
     void badEnvironmentsSayWhy_data();
     void badEnvironmentsSayWhy();
@@ -201,6 +202,41 @@ void TestRanks::ranksFromTheEnvironmentMatchTheLauncher()
         for (std::size_t i = 0; i < byEnv.size(); ++i)
             QCOMPARE(byEnv[i]->loss, byLauncher[i]->loss);
     }
+}
+
+void TestRanks::aBitFlipOnOneRankIsNamed()
+{
+    // Silent data corruption on rank 1: one exponent bit of fc1's largest weight flips at step 2 and
+    // stays flipped. The parameter check of step 2 (every 3 steps) names rank 1 and fc1; replayed
+    // from its capsule, without the flip, rank 1's step 2 is not reproduced.
+    const QString folder = path("bitflip");
+    const Finished f =
+        runNanscope({"run", "--scenario", "safe-training", "--steps", "6", "--ranks", "2", "--json", "--inject-fault",
+                     "bitflip@2:fc1:1", "--param-check-every", "3", "--record", folder});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    for (int r = 0; r < 2; ++r) {
+        const QStringList warnings = texts(f, r, "warning").filter("parameters differ");
+        QVERIFY2(!warnings.isEmpty(), qPrintable(f.out));
+        QCOMPARE(warnings.front(), QStringLiteral("rank 1's parameters differ from the other ranks' from fc1 on: "
+                                                  "silent divergence, the signature of a hardware fault"));
+        QVERIFY(!texts(f, r, "info").contains("parameters identical on all 2 ranks"));
+    }
+    QVERIFY(texts(f, 0, "warning").filter("fault injected").isEmpty());  // rank 0 was not touched
+    QCOMPARE(texts(f, 1, "warning").filter("fault injected, kept in this rank's memory").size(), 1);
+    int firstNamed[2] = {-1, -1};  // the step of each rank's first divergence warning
+    for (const QJsonObject &o : f.objects)
+        if (o.value("type").toString() == "event" && o.value("text").toString().contains("parameters differ") &&
+            firstNamed[o.value("rank").toInt()] < 0)
+            firstNamed[o.value("rank").toInt()] = o.value("step").toInt();
+    QCOMPARE(firstNamed[0], 2);
+    QCOMPARE(firstNamed[1], 2);
+
+    const Finished replay =
+        runNanscope({"replay", folder + "/rank-1.nsrun", "--step", "2", "--json", "--no-samples", "--no-what-if"});
+    QVERIFY2(replay.code == 0, qPrintable(replay.err));
+    QVERIFY(!replay.objects.isEmpty());
+    QCOMPARE(replay.objects.back().value("verdict").toString(), QStringLiteral("not-reproduced"));
+    QCOMPARE(replay.objects.back().value("differs_at").toString(), QStringLiteral("fc1"));
 }
 
 void TestRanks::aKilledRankStopsTheOthers()

@@ -29,11 +29,14 @@ bool isKnownInputDtype(const std::string &dtype);
 // A transient hardware fault, injected for real (`--inject-fault bitflip@STEP:LAYER`): while step
 // `step` computes, one exponent bit of the largest weight of `layer` (a module path) is flipped;
 // it is restored before the update, as a flaky multiply would leave memory intact.
+// In a data-parallel job (`bitflip@STEP:LAYER:RANK`) only `rank` flips, and the bit stays flipped
+// after the step, as silent data corruption in one machine's memory would.
 struct FaultInjection {
     int step = -1;
     std::string layer;
+    int rank = -1;  // -1: not a job's
     bool active() const { return step >= 0; }
-    bool operator==(const FaultInjection &o) const { return step == o.step && layer == o.layer; }
+    bool operator==(const FaultInjection &o) const { return step == o.step && layer == o.layer && rank == o.rank; }
 };
 
 // One rank of a data-parallel job (docs/ranks.md): `world` processes train one model on disjoint

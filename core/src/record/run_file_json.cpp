@@ -190,7 +190,9 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
                 {"device_path_on_cpu", c.devicePathOnCpu},
                 {"capsule_on_failure", c.capsuleOnFailure},
                 {"capsule_steps", c.capsuleSteps},
-                {"fault", c.fault.active() ? Json{{"step", c.fault.step}, {"layer", c.fault.layer}} : Json()},
+                {"fault", c.fault.active()
+                              ? Json{{"step", c.fault.step}, {"layer", c.fault.layer}, {"rank", c.fault.rank}}
+                              : Json()},
                 {"parallel", c.parallel.active() ? parallelJson(c.parallel) : Json()},
                 {"input_shape", c.inputShape},
                 {"input_dtype", c.tokenIds ? "int64" : "float32"},
@@ -232,6 +234,7 @@ RunConfig configFrom(const Json &j)
     if (j.contains("fault") && j["fault"].is_object()) {
         c.fault.step = value(j["fault"], "step", -1);
         c.fault.layer = value<std::string>(j["fault"], "layer", "");
+        c.fault.rank = value(j["fault"], "rank", -1);
     }
     c.inputShape = value<std::vector<std::int64_t>>(j, "input_shape", {});
     c.tokenIds = value<std::string>(j, "input_dtype", "float32") == "int64";

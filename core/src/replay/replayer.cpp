@@ -68,6 +68,7 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
 {
     RunConfig config = file.info().config;
     config.fault = {};
+    config.parallel = {};  // one rank's step, computed alone
     config.capsuleSteps.clear();
     config.capsuleOnFailure = false;
     config.savePath.clear();

@@ -59,6 +59,8 @@ std::string invalidRunConfigReason(const RunConfig &config)
                std::to_string(p.world - 1) + ")";
     if (p.active() && (p.port <= 0 || p.port > 65535))
         return "the rendezvous port must lie in 1..65535, got " + std::to_string(p.port);
+    if (config.fault.rank >= 0 && (!p.active() || config.fault.rank >= p.world))
+        return "a fault on rank " + std::to_string(config.fault.rank) + " needs a job with that rank (--ranks N)";
     if (p.active() && (p.timeoutSeconds <= 0 || p.checkEvery < 0))
         return "the collective timeout must be positive and the parameter check every 0 or more steps";
     return initialControls(config).lossScaling.invalidReason();

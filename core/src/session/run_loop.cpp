@@ -195,9 +195,13 @@ void RunLoop::takeCapsuleIfDue(const StepRecord &record)
 {
     const std::string &fault = trainer_->faultDone();
     const bool faultNow = !fault.empty() && !faultReported_;
+    const bool corrupts = config_.fault.rank >= 0;  // a job's rank: the flip stays
     if (faultNow) {
         faultReported_ = true;
-        raise({EventKind::Warning, record.step, -1, "fault injected for this step only: " + fault});
+        raise({EventKind::Warning, record.step, -1,
+               (corrupts ? "fault injected, kept in this rank's memory from now on: "
+                         : "fault injected for this step only: ") +
+                   fault});
     }
     const std::vector<int> &asked = config_.capsuleSteps;
     if (record.failed() && config_.capsuleOnFailure && !failureCapsuled_) {
@@ -208,6 +212,8 @@ void RunLoop::takeCapsuleIfDue(const StepRecord &record)
     } else if (std::find(asked.begin(), asked.end(), record.step) != asked.end() || takeCapsuleRequest()) {
         saveCapsule(record, kCapsuleAsked);
     }
+    if (faultNow && corrupts)
+        trainer_->keepFaultFlipped();
 }
 
 void RunLoop::saveCapsule(const StepRecord &record, const char *reason)

@@ -106,6 +106,9 @@ public:
     void setOpLevelOrigin(bool on) { opLevelDone_ = !on; }
     // What the injected fault did, once it did: "fc1.weight[3, 7]: 0.12 -> 4.1e+37 (bit 30)".
     const std::string &faultDone() const { return faultDone_; }
+    // Flips the fault's bit again, for good: a job's rank whose memory was corrupted (after the
+    // step's capsule kept the weights as they were).
+    void keepFaultFlipped();
 
 private:
     using Batch = TrainingBatch;

@@ -93,10 +93,18 @@ Trainer::Batch Trainer::drawBatch()
     return b;
 }
 
+void Trainer::keepFaultFlipped()
+{
+    // The same element, still the largest, the same bit: the value the step computed with.
+    flipExponentBit(faultWeight(*model_, config_.fault.layer), config_.fault.layer + ".weight");
+}
+
 FlippedWeight Trainer::flipFaultWeight()
 {
     if (!config_.fault.active() || config_.fault.step != step_ || !faultDone_.empty())
         return {};
+    if (config_.fault.rank >= 0 && config_.fault.rank != config_.parallel.rank)
+        return {};  // another rank's fault
     const std::string &layer = config_.fault.layer;
     FlippedWeight f = flipExponentBit(faultWeight(*model_, layer), layer + ".weight");
     faultDone_ = f.text;
