@@ -275,9 +275,11 @@ const char *usage(const std::string &command)
     return "usage: nanscope bench [--rounds N] [--only mlp|cnn|deep] [--json]\n"
            "       nanscope bench --model FILE.pt --input-shape 8x3x64x64 [--rounds N] [--json]\n"
            "       nanscope bench --replay [--rounds N] [--json]\n"
+           "       nanscope bench --ranks N [--rounds N] [--steps N] [--only mlp|cnn|deep] [--json]\n"
            "  median step time with the probe off, with the full map, with the full map recorded\n"
            "  into a run file and with op-level checks, interleaved in one run, and their ratios;\n"
-           "  --replay: what replaying a capsule costs, and the replays a bisection takes\n";
+           "  --replay: what replaying a capsule costs, and the replays a bisection takes;\n"
+           "  --ranks: a data-parallel step with the map and the ranks' arbitration against a plain one\n";
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include "cli_args.h"
 #include "cli_json.h"
 #include "cli_model.h"
+#include "cli_ranks.h"
 #include "nanscope/bench.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iomanip>
 #include <ostream>
 #include <stdexcept>
@@ -138,6 +140,45 @@ int benchReplayCommand(const std::vector<std::string> &args, std::ostream &out, 
     return 0;
 }
 
+// `bench --ranks N` starts the job; each of its ranks (WORLD_SIZE set) measures its side, and
+// rank 0 prints the result.
+int benchRanksCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    bool json = false;
+    int rounds = 20, ranks = 0, steps = 10;
+    std::string model = "mlp";
+    Arguments arguments("bench");
+    arguments.option("--ranks", [&](const auto &flag, const auto &v) { ranks = parseInt(flag, v, 1); })
+        .option("--rounds", [&](const auto &flag, const auto &v) { rounds = parseInt(flag, v, 1); })
+        .option("--steps", [&](const auto &flag, const auto &v) { steps = parseInt(flag, v, 1); })
+        .option("--only",
+                [&](const auto &flag, const auto &v) {
+                    const auto &names = benchModelNames();
+                    if (std::find(names.begin(), names.end(), v) == names.end())
+                        throw std::invalid_argument(flag + " is mlp, cnn or deep, got '" + v + "'");
+                    model = v;
+                })
+        .flag("--json", json);
+    arguments.parse(args);
+    if (ranks > 0)
+        return launchRanks(ranks, json, "", args, out, err);
+    RunConfig config;
+    rankFromEnvironment(config);
+    const RanksBenchResult r = benchRanks(config.parallel, model, rounds, steps);
+    if (config.parallel.rank == 0)
+        out << jsonLine({{"type", "bench-ranks"},
+                         {"model", r.model},
+                         {"world", r.world},
+                         {"rounds", r.rounds},
+                         {"steps_per_round", steps},
+                         {"plain_ms", jsonNumber(r.plainMs)},
+                         {"checked_ms", jsonNumber(r.checkedMs)},
+                         {"ratio", jsonNumber(r.ratio())},
+                         {"arbitration_bytes", r.arbitrationBytes}})
+            << '\n';
+    return 0;
+}
+
 }  // namespace
 
 int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
@@ -147,6 +188,11 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     const bool modelFile = std::any_of(
         args.begin(), args.end(), [](const std::string &a) { return a == "--model" || a.rfind("--model=", 0) == 0; });
     const bool replay = std::find(args.begin(), args.end(), "--replay") != args.end();
+    const bool ranks = std::getenv("WORLD_SIZE") || std::any_of(args.begin(), args.end(), [](const std::string &a) {
+                           return a == "--ranks" || a.rfind("--ranks=", 0) == 0;
+                       });
+    if (ranks)
+        return benchRanksCommand(args, out, err);
     if (replay)
         return benchReplayCommand(args, out, err);
     return modelFile ? benchModelFile(args, out, err) : benchBuiltInModels(args, out, err);

@@ -126,6 +126,12 @@ void report(int rank, const std::string &line, bool json, std::ostream &out)
     if (type == "event")
         out << "rank " << rank << ": step " << orNone(j, "step") << ": " << j.value("kind", "") << ": "
             << j.value("text", "") << '\n';
+    else if (type == "bench-ranks")
+        out << "data-parallel step of " << j.value("model", "") << " on " << orNone(j, "world") << " ranks, median of "
+            << orNone(j, "rounds") << " interleaved rounds: plain " << orNone(j, "plain_ms")
+            << " ms, map + arbitration " << orNone(j, "checked_ms") << " ms: " << orNone(j, "ratio")
+            << "x (the arbitration adds " << orNone(j, "arbitration_bytes")
+            << " bytes to each step's gradient all-reduce)\n";
     else if (type == "summary")
         out << "rank " << rank << ": " << orNone(j, "steps_run") << " steps, first non-finite step "
             << orNone(j, "first_nonfinite_step") << ", " << orNone(j, "skipped_steps") << " skipped, final state "
@@ -196,7 +202,12 @@ int runRanks(const RunOptions &o, const std::vector<std::string> &args, std::ost
     if (o.config.fault.rank >= o.ranks)
         throw std::invalid_argument("--inject-fault names rank " + std::to_string(o.config.fault.rank) +
                                     ", not one of the job's " + std::to_string(o.ranks));
-    const std::string folder = o.record.path;
+    return launchRanks(o.ranks, o.json, o.record.path, args, out, err);
+}
+
+int launchRanks(int world, bool json, const std::string &folder, const std::vector<std::string> &args,
+                std::ostream &out, std::ostream &err)
+{
     if (!folder.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(folder, ec);
@@ -205,17 +216,17 @@ int runRanks(const RunOptions &o, const std::vector<std::string> &args, std::ost
                                         "' is not one");
     }
     const int port = freeLoopbackPort();
-    if (!o.json)
-        out << "job of " << o.ranks << " ranks, store on 127.0.0.1:" << port
+    if (!json)
+        out << "job of " << world << " ranks, store on 127.0.0.1:" << port
             << (folder.empty() ? std::string() : ", run files in " + folder) << '\n';
     std::vector<RankProcess> ranks;
-    for (int r = 0; r < o.ranks; ++r) {
+    for (int r = 0; r < world; ++r) {
         std::vector<std::string> a = rankArguments(args);
         if (!folder.empty()) {
             a.push_back("--record");
             a.push_back((std::filesystem::path(folder) / ("rank-" + std::to_string(r) + ".nsrun")).string());
         }
-        ranks.push_back(spawn(r, o.ranks, port, a));
+        ranks.push_back(spawn(r, world, port, a));
     }
     std::size_t open = 2 * ranks.size();
     while (open > 0) {
@@ -231,7 +242,7 @@ int runRanks(const RunOptions &o, const std::vector<std::string> &args, std::ost
                 continue;
             for (RankProcess &r : ranks) {
                 if (f.fd == r.out &&
-                    !readLines(r.out, r.outLine, [&](const std::string &l) { report(r.rank, l, o.json, out); })) {
+                    !readLines(r.out, r.outLine, [&](const std::string &l) { report(r.rank, l, json, out); })) {
                     ::close(r.out);
                     r.out = -1;
                     --open;

@@ -20,5 +20,10 @@ void rankFromEnvironment(RunConfig &config);
 // Starts options.ranks processes of this program on `args` (a `run` command line), gathers their
 // JSON lines and prints them as one report; returns the job's exit code.
 int runRanks(const RunOptions &options, const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+// The launcher itself, for any sub-command that a rank runs (`run`, `bench`): `world` processes of
+// this program on `args` less --ranks, --record and --json (each gets --json, and with a `folder`
+// --record folder/rank-R.nsrun), their output as one report.
+int launchRanks(int world, bool json, const std::string &folder, const std::vector<std::string> &args,
+                std::ostream &out, std::ostream &err);
 
 }  // namespace nanscope::cli

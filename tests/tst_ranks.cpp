@@ -103,6 +103,7 @@ private slots:
     void ranksFromTheEnvironmentMatchTheLauncher();
     void aBitFlipOnOneRankIsNamed();
     void aKilledRankStopsTheOthers();
+    void theBenchmarkComparesSideBySide();
     void badEnvironmentsSayWhy_data();
     void badEnvironmentsSayWhy();
 
@@ -263,6 +264,23 @@ void TestRanks::aKilledRankStopsTheOthers()
     QVERIFY2(t.elapsed() < 15000, qPrintable(QString::number(t.elapsed())));
     QCOMPARE(survivor.code, 1);
     QVERIFY2(survivor.err.contains("rank 1 vanished"), qPrintable(survivor.err));
+}
+
+void TestRanks::theBenchmarkComparesSideBySide()
+{
+    // Rank 0 reports both medians of one run; the table the arbitration adds is world x (layers + 4)
+    // floats: 2 x (10 + 4) x 4 bytes for the StableModel.
+    const Finished f = runNanscope({"bench", "--ranks", "2", "--rounds", "2", "--steps", "2", "--json"});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    QCOMPARE(f.objects.size(), 1);
+    const QJsonObject b = f.objects.front();
+    QCOMPARE(b.value("type").toString(), QStringLiteral("bench-ranks"));
+    QCOMPARE(b.value("rank").toInt(), 0);
+    QCOMPARE(b.value("world").toInt(), 2);
+    QCOMPARE(b.value("arbitration_bytes").toInt(), 112);
+    QVERIFY(b.value("plain_ms").toDouble() > 0 && b.value("checked_ms").toDouble() > 0);
+    const double ratio = b.value("checked_ms").toDouble() / b.value("plain_ms").toDouble();
+    QVERIFY(std::abs(b.value("ratio").toDouble() - ratio) < 1e-6 * ratio);  // printed to 9 digits
 }
 
 void TestRanks::badEnvironmentsSayWhy_data()

@@ -3,6 +3,7 @@
 #include "nanscope/controls.h"
 #include "nanscope/run_config.h"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -55,6 +56,22 @@ struct ReplayBenchResult {
     };
     std::vector<Bisection> bisection;
 };
+// What the map and the arbitration cost a data-parallel step (`bench --ranks N`): this rank's side
+// of a job, `rounds` interleaved rounds of `stepsPerRound` steps of a plain data-parallel step
+// (forward, backward, the gradient all-reduce, rank 0's buffers, the update) and of NaNScope's
+// (the map, the ranks' arbitration, then the same), on benchmark model `model`. Every rank of the
+// job must call it alike. Medians of each round's mean step.
+struct RanksBenchResult {
+    std::string model;
+    int world = 0;
+    int rounds = 0;
+    double plainMs = 0;
+    double checkedMs = 0;
+    std::int64_t arbitrationBytes = 0;  // what the arbitration adds to each step's gradient all-reduce
+    double ratio() const { return checkedMs / plainMs; }
+};
+RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound);
+
 ReplayBenchResult benchReplay(int rounds, const std::function<void(const std::string &)> &progress);
 
 }  // namespace nanscope

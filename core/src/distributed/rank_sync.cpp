@@ -16,15 +16,15 @@ constexpr std::int64_t kBucketBytes = 25 << 20;
 
 constexpr std::int64_t kHead = 4;  // failed, phase, layer, loss
 
+// Sums `flat` (1-d CPU tensors of one dtype) over the ranks in place, in buckets.
 void allReduceInBuckets(RankGroup &group, std::vector<at::Tensor> &flat)
 {
     std::size_t i = 0;
     while (i < flat.size()) {
+        std::size_t bytes = 0, j = i;
         std::vector<at::Tensor> bucket;
-        std::int64_t bytes = 0;
-        std::size_t j = i;
         while (j < flat.size() && (bucket.empty() || bytes + flat[j].nbytes() <= std::size_t(kBucketBytes))) {
-            bytes += std::int64_t(flat[j].nbytes());
+            bytes += flat[j].nbytes();
             bucket.push_back(flat[j++]);
         }
         std::vector<at::Tensor> one{at::cat(bucket)};
@@ -35,6 +35,46 @@ void allReduceInBuckets(RankGroup &group, std::vector<at::Tensor> &flat)
             at += flat[k].numel();
         }
         i = j;
+    }
+}
+
+// Each parameter's gradient as a flat float tensor on the CPU (created as zeros where missing), and
+// where it must go back.
+struct FlatGradients {
+    std::vector<at::Tensor> params, flat;
+};
+
+// One dtype travels: float, or double when a gradient is double.
+at::ScalarType wireType(const std::vector<at::Tensor> &params)
+{
+    for (const at::Tensor &p : params)
+        if (p.scalar_type() == at::kDouble)
+            return at::kDouble;
+    return at::kFloat;
+}
+
+FlatGradients flatGradients(ModelAdapter &model, bool zero)
+{
+    FlatGradients g;
+    g.params = model.parameters();
+    const at::ScalarType type = wireType(g.params);
+    for (at::Tensor &p : g.params) {
+        if (!p.grad().defined())
+            p.mutable_grad() = at::zeros_like(p);
+        at::Tensor f = p.grad().detach().reshape({-1}).to(at::kCPU, type).contiguous();
+        if (zero)
+            f = at::zeros_like(f);  // never a view of the gradient: its NaN stays out
+        g.flat.push_back(f);
+    }
+    return g;
+}
+
+void putBack(FlatGradients &g)
+{
+    for (std::size_t i = 0; i < g.params.size(); ++i) {
+        at::Tensor dst = g.params[i].mutable_grad();
+        if (dst.data_ptr() != g.flat[i].data_ptr())  // not already the gradient's own storage
+            dst.copy_(g.flat[i].view(dst.sizes()));
     }
 }
 
@@ -68,11 +108,15 @@ void RankSync::startFrom(ModelAdapter &model)
     }
 }
 
-RankFindings RankSync::compare(const StepRecord &local, std::size_t layers)
+RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, std::size_t layers)
 {
+    at::NoGradGuard noGrad;
     const std::int64_t width = kHead + std::int64_t(layers);
-    at::Tensor table = at::zeros({world(), width}, at::kDouble);
-    auto row = table[rank()];
+    // The table rides in front of the gradients, as floats: counts are exact to 2^24 values a
+    // layer, beyond which they only need to stay non-zero.
+    FlatGradients g = flatGradients(model, local.failed());
+    at::Tensor table = at::zeros({world() * width}, g.flat.empty() ? at::kFloat : g.flat[0].scalar_type());
+    at::Tensor row = table.narrow(0, rank() * width, width);
     row[0] = local.failed() ? 1.0 : 0.0;
     row[1] = double(int(local.origin.phase));
     row[2] = double(local.origin.layer);
@@ -81,9 +125,13 @@ RankFindings RankSync::compare(const StepRecord &local, std::size_t layers)
         const LayerHealth &h = local.layers[l];
         row[kHead + std::int64_t(l)] = double(h.forward.nonFinite() + h.grad.nonFinite() + h.paramGrads.nonFinite());
     }
-    std::vector<at::Tensor> one{table};
-    group_.allReduceSum(one);
-    const at::Tensor all = one[0].contiguous();
+    std::vector<at::Tensor> flat{table};
+    flat.insert(flat.end(), g.flat.begin(), g.flat.end());
+    allReduceInBuckets(group_, flat);
+    g.flat.assign(flat.begin() + 1, flat.end());
+    putBack(g);
+
+    const at::Tensor all = flat[0].to(at::kDouble).contiguous();
     const double *v = all.data_ptr<double>();
     RankFindings f;
     for (int r = 0; r < world(); ++r) {
@@ -102,26 +150,22 @@ RankFindings RankSync::compare(const StepRecord &local, std::size_t layers)
     return f;
 }
 
-double RankSync::averageGradients(ModelAdapter &model, const std::vector<int> &excluded)
+void RankSync::sumGradients(ModelAdapter &model)
 {
     at::NoGradGuard noGrad;
-    const bool mine = std::find(excluded.begin(), excluded.end(), rank()) != excluded.end();
-    const int counted = world() - int(excluded.size());
-    std::vector<at::Tensor> flat;
-    std::vector<at::Tensor> params = model.parameters();
-    for (at::Tensor &p : params) {
-        if (!p.grad().defined())
-            p.mutable_grad() = at::zeros_like(p);
-        at::Tensor g = p.grad().detach().reshape({-1});
-        if (mine)
-            g.zero_();  // its own values, NaN included, must not reach the sum
-        flat.push_back(g.to(at::kCPU).contiguous());
-    }
-    allReduceInBuckets(group_, flat);
+    FlatGradients g = flatGradients(model, false);
+    allReduceInBuckets(group_, g.flat);
+    putBack(g);
+}
+
+double RankSync::divideGradients(ModelAdapter &model, int ranks)
+{
+    at::NoGradGuard noGrad;
     double sumSq = 0;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-        at::Tensor g = params[i].mutable_grad();
-        g.copy_(flat[i].div_(double(counted)).view(g.sizes()));
+    for (const at::Tensor &p : model.parameters()) {
+        at::Tensor g = p.mutable_grad();
+        if (ranks > 1)
+            g.div_(double(ranks));
         sumSq += std::pow(g.norm().item<double>(), 2);
     }
     return std::sqrt(sumSq);
@@ -130,11 +174,22 @@ double RankSync::averageGradients(ModelAdapter &model, const std::vector<int> &e
 void RankSync::shareBuffers(ModelAdapter &model, int root)
 {
     at::NoGradGuard noGrad;
-    for (const at::Tensor &b : model.buffers()) {
-        std::vector<at::Tensor> one{b.to(at::kCPU).contiguous()};
+    // One broadcast per dtype (float statistics, integer counters), as DistributedDataParallel
+    // coalesces its buffers.
+    std::map<at::ScalarType, std::vector<at::Tensor>> byType;
+    for (const at::Tensor &b : model.buffers())
+        byType[b.scalar_type()].push_back(b);
+    for (auto &[type, buffers] : byType) {
+        std::vector<at::Tensor> flat;
+        for (const at::Tensor &b : buffers)
+            flat.push_back(b.reshape({-1}).to(at::kCPU));
+        std::vector<at::Tensor> one{at::cat(flat)};
         group_.broadcast(one, root);
-        at::Tensor dst = b;
-        dst.copy_(one[0]);
+        std::int64_t at = 0;
+        for (at::Tensor b : buffers) {
+            b.copy_(one[0].narrow(0, at, b.numel()).view(b.sizes()));
+            at += b.numel();
+        }
     }
 }
 

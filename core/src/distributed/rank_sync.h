@@ -1,8 +1,9 @@
 #pragma once
 // What the ranks of a data-parallel job exchange each step: their maps before the gradient
-// all-reduce (one small collective that names the ranks that went non-finite), the gradients
-// averaged over the ranks that stayed finite, the buffers, and now and then their parameters'
-// checksums. Every rank reaches the same decision from the same numbers.
+// all-reduce (a few hundred bytes in front of the gradients, in the same collective, naming the
+// ranks that went non-finite), the gradients averaged over the ranks that stayed finite, the
+// buffers, and now and then their parameters' checksums. Every rank reaches the same decision
+// from the same numbers.
 #include "distributed/rank_group.h"
 #include "model/model_adapter.h"
 
@@ -39,12 +40,19 @@ public:
     int world() const { return group_.world(); }
     // Rank 0's parameters and buffers on every rank, before the first step.
     void startFrom(ModelAdapter &model);
-    // One collective of world x (layers + 4) numbers.
-    RankFindings compare(const StepRecord &local, std::size_t layers);
-    // The mean gradient of the ranks not `excluded`, on every rank (their own gradients, even where
-    // finite, do not count). Returns its norm.
-    double averageGradients(ModelAdapter &model, const std::vector<int> &excluded);
-    // Every rank's buffers (BatchNorm's running statistics) become `root`'s.
+    // The step's one collective: this rank's row of the ranks' map (world x (layers + 4) numbers:
+    // whether its step went non-finite, its origin's phase and layer, its loss, each layer's
+    // non-finite count) travels in front of its gradients, which are zeros where its own step went
+    // non-finite (NaN must not reach the sum). Afterwards every rank holds the same findings and
+    // the sum of the finite ranks' gradients.
+    RankFindings exchange(const StepRecord &local, ModelAdapter &model, std::size_t layers);
+    // A plain data-parallel loop's all-reduce: every rank's gradients summed (the benchmark's
+    // baseline).
+    void sumGradients(ModelAdapter &model);
+    // The summed gradients divided by the number of ranks they came from; returns the mean's norm.
+    double divideGradients(ModelAdapter &model, int ranks);
+    // Every rank's buffers (BatchNorm's running statistics) become `root`'s, in one broadcast per
+    // dtype.
     void shareBuffers(ModelAdapter &model, int root);
     // Compares each layer's parameter checksum across ranks.
     RankDivergence compareParameters(ModelAdapter &model);

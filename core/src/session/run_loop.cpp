@@ -95,7 +95,7 @@ void RunLoop::trainSteps()
         takeCapsuleIfDue(*record);
         precision_ = controls.precision;
         if (ranks_) {  // a job decides together, never pauses
-            if (!stepAcrossRanks(record))
+            if (!applyAcrossRanks(record))
                 return;
             continue;
         }

@@ -69,7 +69,7 @@ private:
     // step everywhere or average the gradients of the finite ones, apply and publish; false when
     // the policy stopped the run.
     void joinRanks();
-    bool stepAcrossRanks(const std::shared_ptr<StepRecord> &record);
+    bool applyAcrossRanks(const std::shared_ptr<StepRecord> &record);
     void compareRankParameters(int step, bool final);
     void account(const StepRecord &record);
     void finish();

@@ -229,11 +229,13 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     return rec;
 }
 
-void Trainer::plainStep()
+void Trainer::plainStep(const std::function<void()> &beforeClipping)
 {
     // The forward and backward NaNScope runs unprobed (autocast and loss scaling as a user's
     // GradScaler loop has them), then the user's own clipping and update.
     runForwardBackward(nextBatch(), nullptr, nullptr);
+    if (beforeClipping)
+        beforeClipping();
     if (controls_.clipNorm)
         torch::nn::utils::clip_grad_norm_(model_->parameters(), *controls_.clipNorm);
     optimizer_->step();

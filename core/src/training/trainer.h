@@ -10,6 +10,7 @@
 #include "training/snapshot.h"
 #include "training/update_meter.h"
 
+#include <functional>
 #include <memory>
 #include <random>
 #include <set>
@@ -73,7 +74,9 @@ public:
     std::shared_ptr<StepRecord> computeStep(bool retrySameBatch = false);
     // A user's own training step with nothing NaNScope adds (no health scan, no snapshot, no
     // host read): batch, forward, loss, backward, clipping, update. The benchmark's baseline.
-    void plainStep();
+    // `beforeClipping`: what a data-parallel loop does between backward and its update (the
+    // gradient all-reduce).
+    void plainStep(const std::function<void()> &beforeClipping = {});
     // Recovery, clipping and the update. Events are appended; `stopReason` set if the policy gave up.
     void applyStep(StepRecord &record, std::vector<Event> &events, std::string &stopReason);
     // Leaves weights, buffers and optimizer untouched by this step (it still counts as a step

@@ -1,0 +1,81 @@
+// `bench --ranks N`: what the map and the arbitration cost a data-parallel step, against a plain
+// data-parallel step (forward, backward, the gradient all-reduce, rank 0's buffers, the update),
+// in interleaved rounds on every rank alike.
+#include "nanscope/bench.h"
+
+#include "bench/bench_models.h"
+#include "distributed/rank_step.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace nanscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound)
+{
+    torch::set_num_threads(1);
+    RunConfig config;
+    config.scenario = "bench-" + model;
+    config.opLevelOrigin = false;
+    config.snapshotEvery = 1 << 30;
+    config.parallel = job;
+    config.controls = Controls{};
+    Trainer trainer(benchSetup(model), config);
+    RankSync sync(job);
+    sync.startFrom(trainer.model());
+    trainer.setProbeMode(ProbeMode::FullMap);
+
+    // Both kinds make the same collectives on every rank in the same order: a round is one kind's
+    // steps on all ranks, then the other's; which goes first alternates from round to round.
+    auto plain = [&] {
+        trainer.plainStep([&] {
+            sync.sumGradients(trainer.model());
+            at::NoGradGuard noGrad;
+            for (const at::Tensor &p : trainer.model().parameters())
+                p.mutable_grad().div_(double(job.world));
+            sync.shareBuffers(trainer.model(), 0);
+        });
+    };
+    auto checked = [&] {
+        std::vector<Event> events;
+        std::string stop;
+        const std::shared_ptr<StepRecord> rec = trainer.computeStep();
+        stepAcrossRanks(trainer, sync, *rec, job.onBadRank, events, stop);
+    };
+    RanksBenchResult r;
+    r.model = model;
+    r.world = job.world;
+    r.rounds = rounds;
+    std::vector<double> plainMs, checkedMs;
+    constexpr int kWarmup = 2;
+    for (int round = 0; round < rounds + kWarmup; ++round)
+        for (int k = 0; k < 2; ++k) {
+            const bool isPlain = (round + k) % 2 == 0;
+            const auto t0 = Clock::now();
+            for (int s = 0; s < stepsPerRound; ++s)
+                isPlain ? plain() : checked();
+            const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / stepsPerRound;
+            if (round >= kWarmup)
+                (isPlain ? plainMs : checkedMs).push_back(ms);
+        }
+    r.plainMs = median(plainMs);
+    r.checkedMs = median(checkedMs);
+    r.arbitrationBytes = job.world * (std::int64_t(trainer.layers().size()) + 4) * std::int64_t(sizeof(float));
+    return r;
+}
+
+}  // namespace nanscope
