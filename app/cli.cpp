@@ -252,17 +252,18 @@ const char *usage(const std::string &command)
                "  --capsule-at step; --inject-fault flips one exponent bit of LAYER's largest weight\n"
                "  while STEP computes (a transient fault, restored before the update)\n";
     if (command == "replay")
-        return "usage: nanscope replay FILE.nsrun [--step N] [--device cpu|cuda] [--threads N]\n"
-               "                       [--no-samples] [--no-what-if] [--json]\n"
+        return "usage: nanscope replay FILE.nsrun|FOLDER [--rank R] [--step N] [--device cpu|cuda]\n"
+               "                       [--threads N] [--no-samples] [--no-what-if] [--json]\n"
                "  computes a step again from its capsule (default: the first non-finite step's) and\n"
                "  compares it with the record: reproduced (bit for bit), reproduced-numerically or\n"
                "  not-reproduced, the first layer that differs; the origin at op level; the samples\n"
                "  that make it fail; and which changes keep it finite, at the step and from the last\n"
                "  checked-finite snapshot\n";
     if (command == "report")
-        return "usage: nanscope report FILE.nsrun [--json]\n"
+        return "usage: nanscope report FILE.nsrun|FOLDER [--json]\n"
                "  the final report (or JSON summary) of a recorded run, as `run` printed it;\n"
-               "  a run whose writer did not finish reports the steps the file holds\n";
+               "  a run whose writer did not finish reports the steps the file holds; a job's run\n"
+               "  folder (run --ranks N --record FOLDER) reports each rank's\n";
     if (command == "export")
         return "usage: nanscope export FILE.nsrun --csv OUT.csv [--layers]\n"
                "  one CSV row a step; --layers: one row a step, layer and kind of health\n";

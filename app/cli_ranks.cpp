@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -172,6 +173,28 @@ void addRankOptions(Arguments &arguments, RunOptions &o)
         .option("--param-check-every", [&](const auto &flag, const auto &v) { p.checkEvery = parseInt(flag, v, 0); })
         .option("--collective-timeout",
                 [&](const auto &flag, const auto &v) { p.timeoutSeconds = parseInt(flag, v, 1); });
+}
+
+std::vector<std::pair<int, std::string>> jobRunFiles(const std::string &folder)
+{
+    std::vector<std::pair<int, std::string>> files;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
+        const std::string name = entry.path().filename().string();
+        const std::string prefix = "rank-", suffix = ".nsrun";
+        if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+            continue;
+        const std::string number = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+        if (number.find_first_not_of("0123456789") == std::string::npos)
+            files.emplace_back(std::stoi(number), entry.path().string());
+    }
+    if (files.empty())
+        throw std::invalid_argument(folder +
+                                    " holds no rank-R.nsrun file (a job's run folder, as run --ranks N --record " +
+                                    folder + " writes it)");
+    std::sort(files.begin(), files.end());
+    return files;
 }
 
 void rankFromEnvironment(RunConfig &config)

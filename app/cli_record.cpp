@@ -1,14 +1,17 @@
 #include "cli_record.h"
 
 #include "cli_args.h"
+#include "cli_ranks.h"
 #include "run_printer.h"
 #include "nanscope/recorded_run.h"
 #include "nanscope/run_recorder.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -87,6 +90,8 @@ void ProgressLine::stepRecorded(const StepRecordPtr &record)
     d_->printed = true;
 }
 
+int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err);
+
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     std::string path;
@@ -97,6 +102,26 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         .parse(args);
     if (path.empty())
         throw std::invalid_argument("report needs a run file: nanscope report FILE.nsrun");
+    if (!std::filesystem::is_directory(path))
+        return reportFile(path, json, out, err);
+    // A job's run folder: each rank's report, as one.
+    int code = 0;
+    for (const auto &[rank, file] : jobRunFiles(path)) {
+        std::ostringstream one;
+        code = std::max(code, reportFile(file, json, one, err));
+        std::istringstream lines(one.str());
+        if (!json)
+            out << "rank " << rank << " (" << file << "):\n";
+        for (std::string line; std::getline(lines, line);)
+            out << (json && !line.empty() && line[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + line.substr(1)
+                                                            : "  " + line)
+                << '\n';
+    }
+    return code;
+}
+
+int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err)
+{
     RecordedRunOptions options;
     options.follow = false;
     RecordedRun run(path, options);  // throws RunFileError: main prints it, exit 1

@@ -2,8 +2,11 @@
 
 #include "cli_args.h"
 #include "cli_json.h"
+#include "cli_ranks.h"
+#include "nanscope/capsule.h"
 #include "nanscope/replay.h"
 
+#include <filesystem>
 #include <iomanip>
 #include <ostream>
 
@@ -89,30 +92,68 @@ void printReplay(const ReplayReport &r, std::ostream &out)
 
 }  // namespace
 
+namespace {
+
+// The rank asked for, or the one whose first non-finite step came first (rank 0 when none failed).
+std::pair<int, std::string> rankToReplay(const std::string &folder, int asked)
+{
+    const auto files = jobRunFiles(folder);
+    std::pair<int, std::string> chosen = files.front();
+    int earliest = -1;
+    for (const auto &f : files) {
+        if (f.first == asked)
+            return f;
+        for (const CapsuleEntry &c : runFileCapsules(f.second))
+            if (c.reason == kCapsuleFirstNonFinite && (earliest < 0 || c.step < earliest)) {
+                earliest = c.step;
+                chosen = f;
+            }
+    }
+    if (asked >= 0)
+        throw std::invalid_argument(folder + " holds no run file of rank " + std::to_string(asked));
+    return chosen;
+}
+
+}  // namespace
+
 int replayCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     std::string path;
     ReplayOptions options;
     bool json = false, noSamples = false, noWhatIf = false;
+    int rank = -1;
     Arguments arguments("replay");
     arguments.positional("FILE", [&](const auto &, const auto &v) { path = v; })
         .option("--step", [&](const auto &flag, const auto &v) { options.step = parseInt(flag, v, 0); })
         .option("--device", [&](const auto &flag, const auto &v) { options.device = parseDevice(flag, v); })
         .option("--threads", [&](const auto &flag, const auto &v) { options.threads = parseInt(flag, v, 1); })
+        .option("--rank", [&](const auto &flag, const auto &v) { rank = parseInt(flag, v, 0); })
         .flag("--no-samples", noSamples)
         .flag("--no-what-if", noWhatIf)
         .flag("--json", json);
     arguments.parse(args);
     if (path.empty())
         throw std::invalid_argument("replay needs a run file: nanscope replay FILE.nsrun");
+    if (std::filesystem::is_directory(path)) {
+        const auto [chosen, file] = rankToReplay(path, rank);
+        rank = chosen;
+        path = file;
+        if (!json)
+            err << "replaying rank " << rank << "'s capsule: " << path << '\n';
+    } else if (rank >= 0) {
+        throw std::invalid_argument("--rank picks a rank of a job's run folder; " + path + " is one run file");
+    }
     options.samples = !noSamples;
     options.whatIf = !noWhatIf;
     if (!json)
         options.progress = [&err](const std::string &what) { err << what << "...\n"; };
     const ReplayReport report = replayCapsule(path, options);
-    if (json)
-        out << jsonLine(replayJson(report)) << '\n';
-    else
+    if (json) {
+        Json j = replayJson(report);
+        if (rank >= 0)
+            j["rank"] = rank;
+        out << jsonLine(j) << '\n';
+    } else
         printReplay(report, out);
     return 0;
 }

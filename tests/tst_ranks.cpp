@@ -101,6 +101,7 @@ private slots:
     void theRankThatWentNonFiniteIsNamed();
     void oneRankIsAPlainRun();
     void ranksFromTheEnvironmentMatchTheLauncher();
+    void aJobFolderIsReportedAndReplayed();
     void aBitFlipOnOneRankIsNamed();
     void aKilledRankStopsTheOthers();
     void theBenchmarkComparesSideBySide();
@@ -203,6 +204,38 @@ void TestRanks::ranksFromTheEnvironmentMatchTheLauncher()
         for (std::size_t i = 0; i < byEnv.size(); ++i)
             QCOMPARE(byEnv[i]->loss, byLauncher[i]->loss);
     }
+}
+
+void TestRanks::aJobFolderIsReportedAndReplayed()
+{
+    const QString folder = path("folder");
+    QVERIFY(runNanscope({"run", "--scenario", "nan-input", "--steps", "8", "--ranks", "2", "--record", folder}).code ==
+            0);
+    const Finished report = runNanscope({"report", folder, "--json"});
+    QVERIFY2(report.code == 0, qPrintable(report.err));
+    QList<int> ranks;
+    for (const QJsonObject &o : report.objects)
+        if (o.value("type").toString() == "summary")
+            ranks << o.value("rank").toInt();
+    QCOMPARE(ranks, (QList<int>{0, 1}));
+    // The rank whose first non-finite step came first: the one whose run file says so.
+    int first = -1, firstStep = 1 << 30;
+    for (int r = 0; r < 2; ++r)
+        for (const StepRecordPtr &s : stepsOf(folder + QString("/rank-%1.nsrun").arg(r)))
+            if (s->failed() && s->step < firstStep) {
+                firstStep = s->step;
+                first = r;
+            }
+    QVERIFY(first >= 0);
+    Finished replay = runNanscope({"replay", folder, "--json", "--no-what-if"});
+    QVERIFY2(replay.code == 0, qPrintable(replay.err));
+    QCOMPARE(replay.objects.back().value("rank").toInt(), first);
+    QCOMPARE(replay.objects.back().value("step").toInt(), firstStep);
+    QCOMPARE(replay.objects.back().value("verdict").toString(), QStringLiteral("reproduced"));
+    replay = runNanscope({"replay", folder, "--rank", "7"});
+    QCOMPARE(replay.code, 2);
+    QVERIFY2(replay.err.contains("holds no run file of rank 7"), qPrintable(replay.err));
+    QVERIFY(runNanscope({"report", path("")}).err.contains("holds no rank-R.nsrun file"));
 }
 
 void TestRanks::aBitFlipOnOneRankIsNamed()
