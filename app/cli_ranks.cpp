@@ -1,6 +1,7 @@
 #include "cli_ranks.h"
 
 #include "cli_args.h"
+#include "nanscope/run_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -190,9 +191,8 @@ std::vector<std::pair<int, std::string>> jobRunFiles(const std::string &folder)
             files.emplace_back(std::stoi(number), entry.path().string());
     }
     if (files.empty())
-        throw std::invalid_argument(folder +
-                                    " holds no rank-R.nsrun file (a job's run folder, as run --ranks N --record " +
-                                    folder + " writes it)");
+        throw RunFileError(folder + ": is a folder that holds no rank-R.nsrun file (a job's run folder, as "
+                                    "run --ranks N --record FOLDER writes it)");
     std::sort(files.begin(), files.end());
     return files;
 }

@@ -21,7 +21,7 @@ void rankFromEnvironment(RunConfig &config);
 // Starts options.ranks processes of this program on `args` (a `run` command line), gathers their
 // JSON lines and prints them as one report; returns the job's exit code.
 int runRanks(const RunOptions &options, const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
-// A job's run folder: its rank-R.nsrun files, by rank. Throws std::invalid_argument when it holds none.
+// A job's run folder: its rank-R.nsrun files, by rank. Throws RunFileError when it holds none.
 std::vector<std::pair<int, std::string>> jobRunFiles(const std::string &folder);
 
 // The launcher itself, for any sub-command that a rank runs (`run`, `bench`): `world` processes of
