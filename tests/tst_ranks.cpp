@@ -100,6 +100,7 @@ private slots:
     void theRankThatWentNonFiniteIsNamed_data();
     void theRankThatWentNonFiniteIsNamed();
     void oneRankIsAPlainRun();
+    void theLossScalerBacksOffOnEveryRank();
     void ranksFromTheEnvironmentMatchTheLauncher();
     void aJobFolderIsReportedAndReplayed();
     void aBitFlipOnOneRankIsNamed();
@@ -182,6 +183,25 @@ void TestRanks::oneRankIsAPlainRun()
         QCOMPARE(std::memcmp(&job[i]->loss, &alone[i]->loss, sizeof(double)), 0);  // bit for bit
         QCOMPARE(std::memcmp(&job[i]->gradNormClipped, &alone[i]->gradNormClipped, sizeof(double)), 0);
     }
+}
+
+void TestRanks::theLossScalerBacksOffOnEveryRank()
+{
+    // Gradients that overflow under a loss scaler are the scaler's, not a failed step: their Inf
+    // reaches the sum, and every rank must skip the step and halve the scale alike.
+    const Finished f = runNanscope(
+        {"run", "--scenario", "fp16-overflow", "--steps", "6", "--loss-scale", "1e9", "--ranks", "2", "--json"});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    const QStringList overflows[2] = {texts(f, 0, "recovery").filter("gradients overflowed"),
+                                      texts(f, 1, "recovery").filter("gradients overflowed")};
+    QCOMPARE(overflows[0].size(), 6);
+    QCOMPARE(overflows[0], overflows[1]);
+    QVERIFY(overflows[0].front().contains("at loss scale 1e+09: update skipped, scale now 5e+08"));
+    for (int r = 0; r < 2; ++r)
+        QVERIFY(texts(f, r, "info").contains("parameters identical on all 2 ranks"));
+    for (const QJsonObject &o : f.objects)
+        if (o.value("type").toString() == "summary")
+            QVERIFY(o.value("final_state_finite").toBool());
 }
 
 void TestRanks::ranksFromTheEnvironmentMatchTheLauncher()

@@ -1,6 +1,9 @@
 #include "distributed/rank_step.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
+#include <cmath>
 
 namespace nanscope {
 
@@ -41,10 +44,19 @@ RankFindings stepAcrossRanks(Trainer &trainer, RankSync &sync, StepRecord &recor
         }
     applied.loss = loss / counted;
     applied.origin = {};
-    for (LayerHealth &h : applied.layers) {  // the gradients applied are the finite ranks' mean
+    // The health of what is applied, the mean of the finite ranks' gradients, the same on every
+    // rank: a step whose gradients overflowed under a loss scaler is not a failed step, so its Inf
+    // reaches the sum, and the scaler must see it on every rank to skip the step and back off.
+    const bool overflowed = !std::isfinite(meanNorm);
+    for (std::size_t l = 0; l < applied.layers.size(); ++l) {
+        LayerHealth &h = applied.layers[l];
         clearNonFinite(h.forward);
         clearNonFinite(h.grad);
         clearNonFinite(h.paramGrads);
+        if (overflowed)
+            for (const at::Tensor &p : trainer.model().layerParameters(int(l)))
+                if (p.grad().defined() && !at::isfinite(p.grad()).all().item<bool>())
+                    h.paramGrads.posInf = std::max<std::int64_t>(h.paramGrads.posInf, 1);
     }
     sync.shareBuffers(trainer.model(), root);  // the running statistics of a finite rank
 
