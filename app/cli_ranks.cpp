@@ -1,7 +1,6 @@
 #include "cli_ranks.h"
 
 #include "cli_args.h"
-#include "nanscope/run_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -174,27 +173,6 @@ void addRankOptions(Arguments &arguments, RunOptions &o)
         .option("--param-check-every", [&](const auto &flag, const auto &v) { p.checkEvery = parseInt(flag, v, 0); })
         .option("--collective-timeout",
                 [&](const auto &flag, const auto &v) { p.timeoutSeconds = parseInt(flag, v, 1); });
-}
-
-std::vector<std::pair<int, std::string>> jobRunFiles(const std::string &folder)
-{
-    std::vector<std::pair<int, std::string>> files;
-    std::error_code ec;
-    for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
-        const std::string name = entry.path().filename().string();
-        const std::string prefix = "rank-", suffix = ".nsrun";
-        if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
-            name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-            continue;
-        const std::string number = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-        if (number.find_first_not_of("0123456789") == std::string::npos)
-            files.emplace_back(std::stoi(number), entry.path().string());
-    }
-    if (files.empty())
-        throw RunFileError(folder + ": is a folder that holds no rank-R.nsrun file (a job's run folder, as "
-                                    "run --ranks N --record FOLDER writes it)");
-    std::sort(files.begin(), files.end());
-    return files;
 }
 
 void rankFromEnvironment(RunConfig &config)

@@ -6,7 +6,6 @@
 
 #include <iosfwd>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace nanscope::cli {
@@ -21,9 +20,6 @@ void rankFromEnvironment(RunConfig &config);
 // Starts options.ranks processes of this program on `args` (a `run` command line), gathers their
 // JSON lines and prints them as one report; returns the job's exit code.
 int runRanks(const RunOptions &options, const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
-// A job's run folder: its rank-R.nsrun files, by rank. Throws RunFileError when it holds none.
-std::vector<std::pair<int, std::string>> jobRunFiles(const std::string &folder);
-
 // The launcher itself, for any sub-command that a rank runs (`run`, `bench`): `world` processes of
 // this program on `args` less --ranks, --record and --json (each gets --json, and with a `folder`
 // --record folder/rank-R.nsrun), their output as one report.

@@ -1,7 +1,7 @@
 #include "cli_record.h"
 
 #include "cli_args.h"
-#include "cli_ranks.h"
+#include "nanscope/job_folder.h"
 #include "run_printer.h"
 #include "nanscope/recorded_run.h"
 #include "nanscope/run_recorder.h"
@@ -106,12 +106,13 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         return reportFile(path, json, out, err);
     // A job's run folder: each rank's report, as one.
     int code = 0;
-    for (const auto &[rank, file] : jobRunFiles(path)) {
+    for (const JobRank &r : jobRunFiles(path)) {
+        const int rank = r.rank;
         std::ostringstream one;
-        code = std::max(code, reportFile(file, json, one, err));
+        code = std::max(code, reportFile(r.path, json, one, err));
         std::istringstream lines(one.str());
         if (!json)
-            out << "rank " << rank << " (" << file << "):\n";
+            out << "rank " << rank << " (" << r.path << "):\n";
         for (std::string line; std::getline(lines, line);)
             out << (json && !line.empty() && line[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + line.substr(1)
                                                             : "  " + line)

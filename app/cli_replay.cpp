@@ -2,8 +2,7 @@
 
 #include "cli_args.h"
 #include "cli_json.h"
-#include "cli_ranks.h"
-#include "nanscope/capsule.h"
+#include "nanscope/job_folder.h"
 #include "nanscope/replay.h"
 
 #include <filesystem>
@@ -94,24 +93,16 @@ void printReplay(const ReplayReport &r, std::ostream &out)
 
 namespace {
 
-// The rank asked for, or the one whose first non-finite step came first (rank 0 when none failed).
-std::pair<int, std::string> rankToReplay(const std::string &folder, int asked)
+// The rank asked for, or the one whose first non-finite step came first.
+JobRank rankToReplay(const std::string &folder, int asked)
 {
-    const auto files = jobRunFiles(folder);
-    std::pair<int, std::string> chosen = files.front();
-    int earliest = -1;
-    for (const auto &f : files) {
-        if (f.first == asked)
-            return f;
-        for (const CapsuleEntry &c : runFileCapsules(f.second))
-            if (c.reason == kCapsuleFirstNonFinite && (earliest < 0 || c.step < earliest)) {
-                earliest = c.step;
-                chosen = f;
-            }
-    }
-    if (asked >= 0)
-        throw std::invalid_argument(folder + " holds no run file of rank " + std::to_string(asked));
-    return chosen;
+    const std::vector<JobRank> ranks = jobRunFiles(folder);
+    if (asked < 0)
+        return firstFailingRank(ranks);
+    for (const JobRank &r : ranks)
+        if (r.rank == asked)
+            return r;
+    throw std::invalid_argument(folder + " holds no run file of rank " + std::to_string(asked));
 }
 
 }  // namespace
@@ -135,9 +126,9 @@ int replayCommand(const std::vector<std::string> &args, std::ostream &out, std::
     if (path.empty())
         throw std::invalid_argument("replay needs a run file: nanscope replay FILE.nsrun");
     if (std::filesystem::is_directory(path)) {
-        const auto [chosen, file] = rankToReplay(path, rank);
-        rank = chosen;
-        path = file;
+        const JobRank chosen = rankToReplay(path, rank);
+        rank = chosen.rank;
+        path = chosen.path;
         if (!json)
             err << "replaying rank " << rank << "'s capsule: " << path << '\n';
     } else if (rank >= 0) {

@@ -13,6 +13,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cstdio>
@@ -53,9 +54,9 @@ struct GuiOptions {
             "Headless: nanscope scenarios | run | report | export | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
         parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map});
-        parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun]"),
-                                     QStringLiteral("a model (the same as --model FILE.pt), or a recorded run to open "
-                                                    "(also: nanscope open FILE.nsrun)"));
+        parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
+                                     QStringLiteral("a model (the same as --model FILE.pt), a recorded run to open "
+                                                    "(also: nanscope open FILE.nsrun), or a job's run folder"));
     }
 };
 
@@ -113,7 +114,9 @@ int runGui(int argc, char **argv)
         return fail(
             QStringLiteral("unknown scenario '%1' (see `nanscope scenarios`)").arg(parser.value(options.scenario)));
     const QString positional = parser.positionalArguments().value(0);
-    const bool runFile = positional.endsWith(QString::fromLatin1(nanscope::kRunFileExtension), Qt::CaseInsensitive);
+    // A run file, or a data-parallel job's run folder (rank-R.nsrun files).
+    const bool runFile = positional.endsWith(QString::fromLatin1(nanscope::kRunFileExtension), Qt::CaseInsensitive) ||
+                         (!positional.isEmpty() && QFileInfo(positional).isDir());
     const QString modelFile = parser.isSet(options.model) ? parser.value(options.model)
                               : runFile                   ? QString()
                                                           : positional;

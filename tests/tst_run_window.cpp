@@ -52,6 +52,7 @@ private slots:
     void badFileGetsAMessageBox();
     void replayThisStepShowsTheVerdict();
     void saveThisStepKeepsACapsule();
+    void aJobFolderOpensWithARankSelector();
 
 private:
     QTemporaryDir dir_;
@@ -285,6 +286,43 @@ void TestRunWindow::saveThisStepKeepsACapsule()
     // asked for), no later than the last of the run, stopped right after it.
     QVERIFY(capsules[0].step >= next);
     QVERIFY(capsules[0].step <= RunFile(live.runFile().toStdString()).lastStep());
+}
+
+void TestRunWindow::aJobFolderOpensWithARankSelector()
+{
+    // A job's run folder: rank 0's run stayed finite (safe-training), rank 1's did not (nan-input).
+    QTemporaryDir job;
+    const char *scenarios[2] = {"safe-training", "nan-input"};
+    for (int r = 0; r < 2; ++r) {
+        QString recorded;
+        {
+            MainWindow live;
+            live.selectScenario(QString::fromLatin1(scenarios[r]));
+            live.setSteps(4);
+            QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+            recorded = live.runFile();
+        }  // the window closes its run file: all of it is in the file
+        QVERIFY(QFile::copy(recorded, job.filePath(QStringLiteral("rank-%1.nsrun").arg(r))));
+    }
+    MainWindow opened;
+    QComboBox *ranks = opened.rankSelector();
+    QVERIFY(ranks && !opened.showingJob());
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.path())); }));
+    QVERIFY(opened.showingJob());
+    QCOMPARE(ranks->count(), 2);
+    QCOMPARE(ranks->currentText(), QStringLiteral("rank 1"));  // the rank that went non-finite first
+    QVERIFY(opened.runFile().endsWith(QStringLiteral("rank-1.nsrun")));
+    QVERIFY(opened.store().firstOrigin().valid());
+
+    ranks->setCurrentIndex(0);
+    QVERIFY(runToEnd(opened, [&] { emit ranks->activated(0); }));
+    QVERIFY(opened.runFile().endsWith(QStringLiteral("rank-0.nsrun")));
+    QVERIFY(!opened.store().firstOrigin().valid());
+    QVERIFY(opened.showingJob());
+
+    // A run file of its own is no job.
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.filePath(QStringLiteral("rank-1.nsrun")))); }));
+    QVERIFY(!opened.showingJob());
 }
 
 QTEST_MAIN(TestRunWindow)

@@ -14,6 +14,7 @@
 #include <QElapsedTimer>
 
 class QAction;
+class QComboBox;
 class QMenu;
 class QCustomPlot;
 class QLabel;
@@ -56,7 +57,11 @@ public:
     // writer still writes; a file it cannot read gets a message box and returns false.
     // A long run opens from its chunks (RecordedRunOptions::chunkedAbove); tests and benchmarks
     // set the threshold, -1 plays every step.
+    // A data-parallel job's run folder (rank-R.nsrun files) opens as one job: the rank that went
+    // non-finite first, and a rank selector in the run tool bar that opens another rank's file.
     bool openRun(const QString &path, bool follow = true);
+    QComboBox *rankSelector() const { return rankBox_; }
+    bool showingJob() const;  // the rank selector is in the tool bar
     void setOpenChunkedAbove(int steps) { openChunkedAbove_ = steps; }
     void closeRun();  // back to training live
     bool showingRecordedRun() const { return recorded_; }
@@ -113,6 +118,9 @@ private:
     void rememberRecentRun(const QString &path);
     void fillRecentRunsMenu();
     void applyRecordedRunLook();
+    bool openRunFile(const QString &path, bool follow);
+    bool openJob(const QString &folder, bool follow);
+    void leaveJob();
     // Capsules and replay (main_window_replay.cpp).
     void buildReplay();
     void saveStep();
@@ -133,6 +141,9 @@ private:
     LessonPane *lesson_ = nullptr;
     ModelOpener *modelOpener_ = nullptr;
     QString modelGuessNote_;
+    QComboBox *rankBox_ = nullptr;   // the ranks of an opened job
+    QAction *rankAction_ = nullptr;  // its place in the run tool bar
+    bool followJob_ = true;
     QLabel *stateLabel_ = nullptr;
     QLabel *stepLabel_ = nullptr;
     QLabel *rateLabel_ = nullptr;

@@ -18,6 +18,7 @@
 #include <QMenuBar>
 #include <QMimeData>
 #include <QStatusBar>
+#include <QComboBox>
 #include <QToolBar>
 
 #include <fstream>
@@ -62,6 +63,13 @@ void MainWindow::buildActions()
         bar->addAction(a);
         run->addAction(a);
     }
+    rankBox_ = new QComboBox(this);
+    rankBox_->setObjectName(QStringLiteral("rankSelector"));
+    rankBox_->setToolTip(tr("The rank of the opened job whose run the window shows"));
+    rankAction_ = bar->addWidget(rankBox_);
+    rankAction_->setVisible(false);
+    connect(rankBox_, QOverload<int>::of(&QComboBox::activated), this,
+            [this](int index) { openRunFile(rankBox_->itemData(index).toString(), followJob_); });
     run->addSeparator();
     QAction *saveStepAction = make(QStringLiteral("saveStep"), tr("Save this step"), QKeySequence(Qt::CTRL | Qt::Key_K),
                                    [this] { saveStep(); });
@@ -81,6 +89,11 @@ void MainWindow::buildActions()
             if (!path.isEmpty())
                 openRun(path);
         }));
+    file->addAction(make(QStringLiteral("openJob"), tr("Open &job folder…"), QKeySequence(), [this] {
+        const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a job's run folder"), runsFolder());
+        if (!folder.isEmpty())
+            openRun(folder);
+    }));
     recentMenu_ = file->addMenu(tr("Open r&ecent run"));
     recentMenu_->setObjectName(QStringLiteral("recentRuns"));
     connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentRunsMenu);

@@ -6,10 +6,12 @@
 #include "widgets/control_panel.h"
 #include "widgets/lesson_pane.h"
 
+#include "nanscope/job_folder.h"
 #include "nanscope/recorded_run.h"
 #include "nanscope/run_file.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -82,6 +84,45 @@ void MainWindow::stopRecording()
 
 bool MainWindow::openRun(const QString &path, bool follow)
 {
+    if (QFileInfo(path).isDir())
+        return openJob(path, follow);
+    leaveJob();
+    return openRunFile(path, follow);
+}
+
+bool MainWindow::openJob(const QString &folder, bool follow)
+{
+    std::vector<JobRank> ranks;
+    try {
+        ranks = jobRunFiles(folder.toStdString());
+    } catch (const std::exception &e) {
+        warn(tr("Cannot open the run"), QString::fromStdString(e.what()));
+        return false;
+    }
+    const JobRank &first = firstFailingRank(ranks);
+    if (!openRunFile(QString::fromStdString(first.path), follow))
+        return false;
+    followJob_ = follow;
+    rankBox_->clear();
+    for (const JobRank &r : ranks)
+        rankBox_->addItem(tr("rank %1").arg(r.rank), QString::fromStdString(r.path));
+    rankBox_->setCurrentIndex(int(&first - ranks.data()));
+    rankAction_->setVisible(true);
+    statusBar()->showMessage(
+        tr("Opened job %1: %2 ranks, showing rank %3").arg(folder).arg(ranks.size()).arg(first.rank), 5000);
+    return true;
+}
+
+bool MainWindow::showingJob() const { return rankAction_->isVisible(); }
+
+void MainWindow::leaveJob()
+{
+    rankAction_->setVisible(false);
+    rankBox_->clear();
+}
+
+bool MainWindow::openRunFile(const QString &path, bool follow)
+{
     RecordedRunOptions options;
     options.follow = follow;
     options.chunkedAbove = openChunkedAbove_;
@@ -135,6 +176,7 @@ void MainWindow::closeRun()
     controller_.setSource(nullptr);
     recorded_ = false;
     runFile_.clear();
+    leaveJob();
     applyRecordedRunLook();
     resetRun();
     controls_->restoreSettings(QSettings());
