@@ -115,16 +115,18 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
     // The table rides in front of the gradients, as floats: counts are exact to 2^24 values a
     // layer, beyond which they only need to stay non-zero.
     FlatGradients g = flatGradients(model, local.failed());
-    at::Tensor table = at::zeros({world() * width}, g.flat.empty() ? at::kFloat : g.flat[0].scalar_type());
-    at::Tensor row = table.narrow(0, rank() * width, width);
+    // Filled on the host, then one copy: a tensor op per layer would cost a dispatch each, every step.
+    std::vector<double> row(std::size_t(width), 0.0);
     row[0] = local.failed() ? 1.0 : 0.0;
     row[1] = double(int(local.origin.phase));
     row[2] = double(local.origin.layer);
     row[3] = local.loss;
     for (std::size_t l = 0; l < layers && l < local.layers.size(); ++l) {
         const LayerHealth &h = local.layers[l];
-        row[kHead + std::int64_t(l)] = double(h.forward.nonFinite() + h.grad.nonFinite() + h.paramGrads.nonFinite());
+        row[std::size_t(kHead) + l] = double(h.forward.nonFinite() + h.grad.nonFinite() + h.paramGrads.nonFinite());
     }
+    at::Tensor table = at::zeros({world() * width}, g.flat.empty() ? at::kFloat : g.flat[0].scalar_type());
+    table.narrow(0, rank() * width, width).copy_(at::from_blob(row.data(), {width}, at::kDouble));
     std::vector<at::Tensor> flat{table};
     flat.insert(flat.end(), g.flat.begin(), g.flat.end());
     allReduceInBuckets(group_, flat);
