@@ -163,14 +163,15 @@ void RankSync::sumGradients(ModelAdapter &model)
 double RankSync::divideGradients(ModelAdapter &model, int ranks)
 {
     at::NoGradGuard noGrad;
-    double sumSq = 0;
+    std::vector<at::Tensor> norms;
     for (const at::Tensor &p : model.parameters()) {
         at::Tensor g = p.mutable_grad();
         if (ranks > 1)
             g.div_(double(ranks));
-        sumSq += std::pow(g.norm().item<double>(), 2);
+        norms.push_back(g.norm().to(at::kDouble));
     }
-    return std::sqrt(sumSq);
+    // One host read for the whole norm, not one per parameter (a device sync each on a GPU).
+    return norms.empty() ? 0.0 : at::stack(norms).norm().item<double>();
 }
 
 void RankSync::shareBuffers(ModelAdapter &model, int root)
