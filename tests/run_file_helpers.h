@@ -18,6 +18,15 @@
 
 namespace nanscope::testing {
 
+// A scenario's run of `steps` steps (0: its default).
+inline RunConfig scenario(const std::string &id, int steps = 0)
+{
+    RunConfig c;
+    c.scenario = id;
+    c.steps = steps;
+    return c;
+}
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 

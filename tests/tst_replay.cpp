@@ -25,14 +25,6 @@ using namespace nanscope::testing;
 
 namespace {
 
-RunConfig scenario(const std::string &id, int steps = 0)
-{
-    RunConfig c;
-    c.scenario = id;
-    c.steps = steps;
-    return c;
-}
-
 ReplayReport replayOnly(const std::string &path, int step = -1)
 {
     ReplayOptions o;

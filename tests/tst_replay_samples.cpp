@@ -21,18 +21,6 @@ using namespace nanscope::testing;
 
 Q_DECLARE_METATYPE(std::vector<std::size_t>)
 
-namespace {
-
-RunConfig scenario(const std::string &id, int steps = 0)
-{
-    RunConfig c;
-    c.scenario = id;
-    c.steps = steps;
-    return c;
-}
-
-}  // namespace
-
 class TestReplaySamples : public QObject {
     Q_OBJECT
 
