@@ -104,6 +104,25 @@ FaultInjection parseFault(const std::string &flag, const std::string &value)
     return f;
 }
 
+// nan-sample@STEP, or nan-sample@RANK:STEP in a job
+SampleInjection parseSampleInjection(const std::string &flag, const std::string &value)
+{
+    const std::string kind = "nan-sample@";
+    if (value.rfind(kind, 0) != 0 || value.size() == kind.size())
+        throw std::invalid_argument(flag + " is nan-sample@STEP, or nan-sample@RANK:STEP in a job, got '" + value +
+                                    "'");
+    SampleInjection bad;
+    const std::string where = value.substr(kind.size());
+    const auto colon = where.find(':');
+    if (colon == std::string::npos) {
+        bad.step = parseInt(flag + "'s STEP", where, 0);
+    } else {
+        bad.rank = parseInt(flag + "'s RANK", where.substr(0, colon), 0);
+        bad.step = parseInt(flag + "'s STEP", where.substr(colon + 1), 0);
+    }
+    return bad;
+}
+
 }  // namespace
 
 RunOptions parseRunOptions(const std::vector<std::string> &args)
@@ -187,6 +206,7 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
                     [&](const auto &flag, const auto &v) { config.capsuleSteps.push_back(parseInt(flag, v, 0)); })
         .flag("--no-capsule", noCapsule)
         .option("--inject-fault", [&](const auto &flag, const auto &v) { config.fault = parseFault(flag, v); })
+        .option("--inject", [&](const auto &flag, const auto &v) { config.nanSample = parseSampleInjection(flag, v); })
         .option("--save", [&](const auto &, const auto &v) { config.savePath = v; });
     addModelOptions(arguments, config);
     addRecordOptions(arguments, o.record);
@@ -236,6 +256,7 @@ const char *usage(const std::string &command)
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
                "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER[:RANK]]\n"
+               "                    [--inject nan-sample@[RANK:]STEP]\n"
                "                    [--ranks N] [--on-bad-rank skip|exclude] [--param-check-every K]\n"
                "                    [--collective-timeout S]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
@@ -250,7 +271,8 @@ const char *usage(const std::string &command)
                "  --record: also into a run file that `report`, `export`, `replay` and the window open;\n"
                "  it keeps a capsule of the first non-finite step (unless --no-capsule) and of each\n"
                "  --capsule-at step; --inject-fault flips one exponent bit of LAYER's largest weight\n"
-               "  while STEP computes (a transient fault, restored before the update)\n";
+               "  while STEP computes (a transient fault, restored before the update); --inject puts NaN\n"
+               "  into the first sample of STEP's batch (of RANK's in a job)\n";
     if (command == "replay")
         return "usage: nanscope replay FILE.nsrun|FOLDER [--rank R] [--step N] [--device cpu|cuda]\n"
                "                       [--threads N] [--no-samples] [--no-what-if] [--json]\n"

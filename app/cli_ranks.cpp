@@ -203,6 +203,9 @@ int runRanks(const RunOptions &o, const std::vector<std::string> &args, std::ost
     if (o.config.fault.rank >= o.ranks)
         throw std::invalid_argument("--inject-fault names rank " + std::to_string(o.config.fault.rank) +
                                     ", not one of the job's " + std::to_string(o.ranks));
+    if (o.config.nanSample.rank >= o.ranks)
+        throw std::invalid_argument("--inject names rank " + std::to_string(o.config.nanSample.rank) +
+                                    ", not one of the job's " + std::to_string(o.ranks));
     return launchRanks(o.ranks, o.json, o.record.path, args, out, err);
 }
 

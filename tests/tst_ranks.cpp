@@ -1,97 +1,18 @@
 // Data-parallel jobs: ranks started by `run --ranks N` and by torchrun's variables, the rank the
 // arbitration names, skip and exclude, the parameters afterwards, a killed rank, bad environments.
 // 2 cores here: jobs of 2 ranks of one thread each.
-#include "nanscope/run_file.h"
+#include "rank_processes.h"
 
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <set>
 
 using namespace nanscope;
-
-namespace {
-
-int freePort()
-{
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
-    ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-}
-
-struct Finished {
-    int code = -1;
-    QString out, err;
-    QList<QJsonObject> objects;
-};
-
-Finished finish(QProcess &p, int timeoutMs = 120000)
-{
-    Finished f;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    f.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    f.out = QString::fromUtf8(p.readAllStandardOutput());
-    f.err = QString::fromUtf8(p.readAllStandardError());
-    for (const QString &line : f.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-        const QJsonDocument d = QJsonDocument::fromJson(line.toUtf8());
-        if (d.isObject())
-            f.objects.push_back(d.object());
-    }
-    return f;
-}
-
-Finished runNanscope(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
-{
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(NANSCOPE_EXE), args);
-    return finish(p);
-}
-
-// A rank started as torchrun would start it.
-void startRank(QProcess &p, int rank, int world, int port, const QStringList &args)
-{
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("RANK"), QString::number(rank));
-    env.insert(QStringLiteral("LOCAL_RANK"), QString::number(rank));
-    env.insert(QStringLiteral("WORLD_SIZE"), QString::number(world));
-    env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
-    env.insert(QStringLiteral("MASTER_PORT"), QString::number(port));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(NANSCOPE_EXE), args);
-}
-
-std::vector<StepRecordPtr> stepsOf(const QString &file) { return RunFile(file.toStdString()).readSteps(-1, 1 << 20); }
-
-QStringList texts(const Finished &f, int rank, const QString &kind)
-{
-    QStringList out;
-    for (const QJsonObject &o : f.objects)
-        if (o.value(QLatin1String("rank")).toInt(-1) == rank && o.value(QLatin1String("type")).toString() == "event" &&
-            o.value(QLatin1String("kind")).toString() == kind)
-            out << o.value(QLatin1String("text")).toString();
-    return out;
-}
-
-}  // namespace
+using namespace nanscope::testing;
 
 class TestRanks : public QObject {
     Q_OBJECT
@@ -102,7 +23,6 @@ private slots:
     void oneRankIsAPlainRun();
     void theLossScalerBacksOffOnEveryRank();
     void ranksFromTheEnvironmentMatchTheLauncher();
-    void aJobFolderIsReportedAndReplayed();
     void aBitFlipOnOneRankIsNamed();
     void aKilledRankStopsTheOthers();
     void theBenchmarkComparesSideBySide();
@@ -224,38 +144,6 @@ void TestRanks::ranksFromTheEnvironmentMatchTheLauncher()
         for (std::size_t i = 0; i < byEnv.size(); ++i)
             QCOMPARE(byEnv[i]->loss, byLauncher[i]->loss);
     }
-}
-
-void TestRanks::aJobFolderIsReportedAndReplayed()
-{
-    const QString folder = path("folder");
-    QVERIFY(runNanscope({"run", "--scenario", "nan-input", "--steps", "8", "--ranks", "2", "--record", folder}).code ==
-            0);
-    const Finished report = runNanscope({"report", folder, "--json"});
-    QVERIFY2(report.code == 0, qPrintable(report.err));
-    QList<int> ranks;
-    for (const QJsonObject &o : report.objects)
-        if (o.value("type").toString() == "summary")
-            ranks << o.value("rank").toInt();
-    QCOMPARE(ranks, (QList<int>{0, 1}));
-    // The rank whose first non-finite step came first: the one whose run file says so.
-    int first = -1, firstStep = 1 << 30;
-    for (int r = 0; r < 2; ++r)
-        for (const StepRecordPtr &s : stepsOf(folder + QString("/rank-%1.nsrun").arg(r)))
-            if (s->failed() && s->step < firstStep) {
-                firstStep = s->step;
-                first = r;
-            }
-    QVERIFY(first >= 0);
-    Finished replay = runNanscope({"replay", folder, "--json", "--no-what-if"});
-    QVERIFY2(replay.code == 0, qPrintable(replay.err));
-    QCOMPARE(replay.objects.back().value("rank").toInt(), first);
-    QCOMPARE(replay.objects.back().value("step").toInt(), firstStep);
-    QCOMPARE(replay.objects.back().value("verdict").toString(), QStringLiteral("reproduced"));
-    replay = runNanscope({"replay", folder, "--rank", "7"});
-    QCOMPARE(replay.code, 2);
-    QVERIFY2(replay.err.contains("holds no run file of rank 7"), qPrintable(replay.err));
-    QVERIFY(runNanscope({"report", path("")}).err.contains("holds no rank-R.nsrun file"));
 }
 
 void TestRanks::aBitFlipOnOneRankIsNamed()

@@ -1,9 +1,11 @@
 // The window and run files: a live run is recorded and reads back into a second window exactly as
 // it was shown live; a bad file gets a message box; a run can be saved elsewhere and closed.
 #include "models/layer_tree_model.h"
+#include "models/rank_layer_model.h"
 #include "widgets/control_panel.h"
 #include "widgets/optimizer_edit.h"
 #include "widgets/origin_panel.h"
+#include "widgets/rank_step_view.h"
 #include "widgets/replay_view.h"
 #include "window/main_window.h"
 
@@ -20,6 +22,8 @@
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTableView>
+#include <QTreeView>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -314,15 +318,41 @@ void TestRunWindow::aJobFolderOpensWithARankSelector()
     QVERIFY(opened.runFile().endsWith(QStringLiteral("rank-1.nsrun")));
     QVERIFY(opened.store().firstOrigin().valid());
 
+    // The rank x layer view opens on the step where the job went non-finite first: rank 1's input
+    // was born non-finite there, rank 0 was finite in every row.
+    RankStepView *view = opened.rankView();
+    RankLayerModel *cells = view->model();
+    const int firstStep = opened.store().firstOrigin().step;
+    QCOMPARE(view->step(), firstStep);
+    QCOMPARE(cells->columnCount(), 2);
+    QCOMPARE(cells->rowCount(), int(cells->jobStep().layers.size()) + 2);
+    const QModelIndex born = cells->index(cells->rowOfLayer(RankLayerModel::kInputRow), 1);
+    QCOMPARE(born.data(RankLayerModel::StatusRole).toInt(), int(LayerStatus::BornHere));
+    QVERIFY2(born.data().toString().startsWith(QStringLiteral("◆")), qPrintable(born.data().toString()));
+    for (int row = 0; row < cells->rowCount(); ++row)
+        QCOMPARE(cells->index(row, 0).data(RankLayerModel::StatusRole).toInt(), int(LayerStatus::Clean));
+    QCOMPARE(cells->headerData(1, Qt::Horizontal).toString(), QStringLiteral("rank 1 ◆"));
+    QVERIFY2(view->summaryText().contains(QStringLiteral("Rank 1 went non-finite before the all-reduce")),
+             qPrintable(view->summaryText()));
+    opened.selectStep(firstStep + 1);  // a click on the map or a plot
+    QCOMPARE(view->step(), firstStep + 1);
+
     ranks->setCurrentIndex(0);
     QVERIFY(runToEnd(opened, [&] { emit ranks->activated(0); }));
     QVERIFY(opened.runFile().endsWith(QStringLiteral("rank-0.nsrun")));
     QVERIFY(!opened.store().firstOrigin().valid());
     QVERIFY(opened.showingJob());
 
+    // A cell activated in the view shows that rank's run at that layer.
+    QVERIFY(runToEnd(opened, [&] { emit view->table()->activated(cells->index(cells->rowOfLayer(2), 1)); }));
+    QVERIFY(opened.runFile().endsWith(QStringLiteral("rank-1.nsrun")));
+    QCOMPARE(ranks->currentIndex(), 1);
+    QCOMPARE(opened.layerView()->currentIndex().data(LayerTreeModel::LayerIdRole).toInt(), 2);
+
     // A run file of its own is no job.
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.filePath(QStringLiteral("rank-1.nsrun")))); }));
     QVERIFY(!opened.showingJob());
+    QCOMPARE(cells->columnCount(), 0);
 }
 
 QTEST_MAIN(TestRunWindow)

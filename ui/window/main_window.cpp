@@ -8,6 +8,7 @@
 #include "widgets/nan_map_view.h"
 #include "widgets/origin_panel.h"
 #include "widgets/plot_panel.h"
+#include "widgets/rank_step_view.h"
 
 #include <QAction>
 #include <QApplication>
@@ -126,6 +127,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     controls_->restoreSettings(settings);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    rankDock_->hide();  // until a job is opened
     setPresentationMode(settings.value(QStringLiteral("window/presentation"), false).toBool());
     showLesson();
     updateActions();
@@ -176,6 +178,11 @@ void MainWindow::buildDocks()
     lesson_ = new LessonPane;
     QDockWidget *lessonDock = dock(this, tr("Lesson"), QStringLiteral("lesson"), lesson_, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), lessonDock);
+
+    rankView_ = new RankStepView;
+    rankDock_ = dock(this, tr("Ranks"), QStringLiteral("ranks"), rankView_, Qt::RightDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), rankDock_);
+    connect(rankView_, &RankStepView::rankLayerActivated, this, &MainWindow::showRank);
 
     eventModel_ = new EventLogModel(10000, this);
     eventView_ = new QTableView;
@@ -252,6 +259,10 @@ void MainWindow::onRunBegun(int)
     rateSteps_ = 0;
     stepsPerSecond_ = 0;
     deviceLabel_->setText(QString::fromStdString(controller_.runConfig().device));
+    if (pendingLayer_ != -1) {
+        selectLayer(pendingLayer_);
+        pendingLayer_ = -1;
+    }
 }
 
 void MainWindow::showFirstOrigin()
@@ -259,7 +270,9 @@ void MainWindow::showFirstOrigin()
     if (store_.firstOrigin().valid() && !originShown_ && !origin_->awaitingDecision()) {
         origin_->showOrigin(store_.firstOrigin());
         originShown_ = true;
-        if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
+        if (showingJob())
+            rankDock_->raise();  // a job's first question: which rank
+        else if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
             d->raise();
     }
 }
@@ -273,6 +286,8 @@ void MainWindow::onChunks(const QVector<StepChunkPtr> &chunks)
     plots_->refresh(store_);
     map_->setPrecision(controller_.controls().precision);
     map_->refresh(store_);
+    if (showingJob())
+        rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
 }
 
@@ -365,7 +380,12 @@ void MainWindow::selectLayer(int layer)
     layerView_->scrollTo(index);
 }
 
-void MainWindow::selectStep(int step) { plots_->setCursorStep(step); }
+void MainWindow::selectStep(int step)
+{
+    plots_->setCursorStep(step);
+    if (showingJob())
+        rankView_->showStep(step);
+}
 
 void MainWindow::setPresentationMode(bool on)
 {

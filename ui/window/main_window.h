@@ -15,6 +15,7 @@
 
 class QAction;
 class QComboBox;
+class QDockWidget;
 class QMenu;
 class QCustomPlot;
 class QLabel;
@@ -33,6 +34,7 @@ class NanMapView;
 class OriginPanel;
 class ModelOpener;
 class PlotPanel;
+class RankStepView;
 class ReplayRunner;
 
 class MainWindow final : public QMainWindow {
@@ -61,7 +63,8 @@ public:
     // non-finite first, and a rank selector in the run tool bar that opens another rank's file.
     bool openRun(const QString &path, bool follow = true);
     QComboBox *rankSelector() const { return rankBox_; }
-    bool showingJob() const;  // the rank selector is in the tool bar
+    bool showingJob() const;                              // the rank selector is in the tool bar
+    RankStepView *rankView() const { return rankView_; }  // the job's rank x layer view of a step
     void setOpenChunkedAbove(int steps) { openChunkedAbove_ = steps; }
     void closeRun();  // back to training live
     bool showingRecordedRun() const { return recorded_; }
@@ -121,6 +124,7 @@ private:
     bool openRunFile(const QString &path, bool follow);
     bool openJob(const QString &folder, bool follow);
     void leaveJob();
+    void showRank(int rank, int layer);  // the rank x layer view's cell activated
     // Capsules and replay (main_window_replay.cpp).
     void buildReplay();
     void saveStep();
@@ -144,6 +148,9 @@ private:
     QComboBox *rankBox_ = nullptr;   // the ranks of an opened job
     QAction *rankAction_ = nullptr;  // its place in the run tool bar
     bool followJob_ = true;
+    RankStepView *rankView_ = nullptr;
+    QDockWidget *rankDock_ = nullptr;
+    int pendingLayer_ = -1;  // to select once the rank's run has begun
     QLabel *stateLabel_ = nullptr;
     QLabel *stepLabel_ = nullptr;
     QLabel *rateLabel_ = nullptr;

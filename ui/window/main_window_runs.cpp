@@ -7,12 +7,14 @@
 #include "widgets/lesson_pane.h"
 
 #include "nanscope/job_folder.h"
+#include "widgets/rank_step_view.h"
 #include "nanscope/recorded_run.h"
 #include "nanscope/run_file.h"
 
 #include <QAction>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDockWidget>
 #include <QDir>
 #include <QFileInfo>
 #include <QMenu>
@@ -23,6 +25,8 @@
 namespace nanscope {
 
 namespace {
+
+constexpr int kRankRole = Qt::UserRole + 1;  // of the rank selector's items, whose data is the path
 
 constexpr int kRecordedRunsKept = 50;
 constexpr int kRecentRunsKept = 8;
@@ -104,10 +108,15 @@ bool MainWindow::openJob(const QString &folder, bool follow)
         return false;
     followJob_ = follow;
     rankBox_->clear();
-    for (const JobRank &r : ranks)
+    for (const JobRank &r : ranks) {
         rankBox_->addItem(tr("rank %1").arg(r.rank), QString::fromStdString(r.path));
+        rankBox_->setItemData(rankBox_->count() - 1, r.rank, kRankRole);
+    }
     rankBox_->setCurrentIndex(int(&first - ranks.data()));
     rankAction_->setVisible(true);
+    rankView_->setJob(ranks);
+    rankDock_->show();
+    rankDock_->raise();
     statusBar()->showMessage(
         tr("Opened job %1: %2 ranks, showing rank %3").arg(folder).arg(ranks.size()).arg(first.rank), 5000);
     return true;
@@ -119,6 +128,25 @@ void MainWindow::leaveJob()
 {
     rankAction_->setVisible(false);
     rankBox_->clear();
+    rankView_->clear();
+    rankDock_->hide();
+}
+
+void MainWindow::showRank(int rank, int layer)
+{
+    const int index = rankBox_->findData(rank, kRankRole);
+    if (index < 0)
+        return;
+    const int step = rankView_->step();
+    if (index != rankBox_->currentIndex()) {
+        rankBox_->setCurrentIndex(index);
+        pendingLayer_ = layer;
+        if (!openRunFile(rankBox_->itemData(index).toString(), followJob_))
+            return;
+    } else {
+        selectLayer(layer);
+    }
+    selectStep(step);
 }
 
 bool MainWindow::openRunFile(const QString &path, bool follow)

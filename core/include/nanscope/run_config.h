@@ -39,6 +39,16 @@ struct FaultInjection {
     bool operator==(const FaultInjection &o) const { return step == o.step && layer == o.layer && rank == o.rank; }
 };
 
+// A bad sample, injected (`--inject nan-sample@STEP`, in a job `nan-sample@RANK:STEP`): the batch
+// that step `step` draws gets NaN as the first input value of its first sample, as a corrupt record
+// in one shard would bring. Only `rank` draws it in a job (-1: not a job's). Floating-point inputs.
+struct SampleInjection {
+    int step = -1;
+    int rank = -1;
+    bool active() const { return step >= 0; }
+    bool operator==(const SampleInjection &o) const { return step == o.step && rank == o.rank; }
+};
+
 // One rank of a data-parallel job (docs/ranks.md): `world` processes train one model on disjoint
 // shards of the data and average their gradients; before the all-reduce they compare their maps,
 // and a step where a rank went non-finite is skipped on every rank, or applied without that
@@ -81,6 +91,7 @@ struct RunConfig {
     bool capsuleOnFailure = true;
     std::vector<int> capsuleSteps;
     FaultInjection fault;
+    SampleInjection nanSample;
     DataParallel parallel;
     // Another optimizer than the scenario's or model file's own, or other settings of it.
     OptimizerChoice optimizer;

@@ -37,6 +37,9 @@ struct RunFileInfo {
     std::string precision;
     std::uint64_t seed = 0;
     RunConfig config;  // with its initial controls
+    // A data-parallel job's rank and its number of ranks (docs/ranks.md); worldSize 0: a run of its own.
+    int rank = 0;
+    int worldSize = 0;
     bool finished = false;
     RunSummary summary;  // meaningful when finished
     // Goes up about once a second while a recorder writes the file: a follower that sees it stand

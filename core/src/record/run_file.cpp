@@ -118,6 +118,16 @@ void RunFile::Impl::readRunRow()
     info.config = record::configFrom(parsed(s.text(10)));
     info.finished = !s.isNull(11);
     info.heartbeat = s.integer(12);
+    info.rank = info.config.parallel.rank;
+    info.worldSize = info.config.parallel.world;
+    // Files written before the columns existed say it in their config alone.
+    if (db->singleInt("SELECT count(*) FROM pragma_table_info('run') WHERE name IN ('rank', 'world_size')") == 2) {
+        record::Statement job = db->prepare("SELECT rank, world_size FROM run");
+        if (job.step() && !job.isNull(0) && !job.isNull(1)) {
+            info.rank = int(job.integer(0));
+            info.worldSize = int(job.integer(1));
+        }
+    }
     if (info.finished) {
         info.summary = record::summaryFrom(parsed(s.text(11)));
         info.summary.finished = true;

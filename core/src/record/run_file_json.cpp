@@ -176,37 +176,38 @@ DataParallel parallelFrom(const Json &j)
 
 Json configJson(const RunConfig &c, const Controls &initial, int steps)
 {
-    return Json{{"scenario", c.usesModelFile() ? Json() : Json(c.scenario)},
-                {"model", c.usesModelFile() ? Json(c.modelPath) : Json()},
-                {"steps", steps},
-                {"seed", c.seed},
-                {"device", c.device},
-                {"batch_size", c.batchSize},
-                {"bn_eps", c.bnEps ? numberJson(*c.bnEps) : Json()},
-                {"snapshot_every", c.snapshotEvery},
-                {"snapshot_ring", c.snapshotRing},
-                {"op_level_origin", c.opLevelOrigin},
-                {"forecast_horizon", c.forecastHorizon},
-                {"device_path_on_cpu", c.devicePathOnCpu},
-                {"capsule_on_failure", c.capsuleOnFailure},
-                {"capsule_steps", c.capsuleSteps},
-                {"fault", c.fault.active()
-                              ? Json{{"step", c.fault.step}, {"layer", c.fault.layer}, {"rank", c.fault.rank}}
-                              : Json()},
-                {"parallel", c.parallel.active() ? parallelJson(c.parallel) : Json()},
-                {"input_shape", c.inputShape},
-                {"input_dtype", c.tokenIds ? "int64" : "float32"},
-                {"vocab", c.vocab},
-                {"inputs", c.inputsPath},
-                {"side_inputs", sideInputsJson(c.sideInputs)},
-                {"output", c.output},
-                {"targets", c.targetsPath},
-                {"loss", c.loss},
-                {"save", c.savePath},
-                {"optimizer", c.optimizer.kind ? Json(optimizerName(*c.optimizer.kind)) : Json()},
-                {"momentum", c.optimizer.momentum ? numberJson(*c.optimizer.momentum) : Json()},
-                {"weight_decay", c.optimizer.weightDecay ? numberJson(*c.optimizer.weightDecay) : Json()},
-                {"controls", controlsJson(initial)}};
+    return Json{
+        {"scenario", c.usesModelFile() ? Json() : Json(c.scenario)},
+        {"model", c.usesModelFile() ? Json(c.modelPath) : Json()},
+        {"steps", steps},
+        {"seed", c.seed},
+        {"device", c.device},
+        {"batch_size", c.batchSize},
+        {"bn_eps", c.bnEps ? numberJson(*c.bnEps) : Json()},
+        {"snapshot_every", c.snapshotEvery},
+        {"snapshot_ring", c.snapshotRing},
+        {"op_level_origin", c.opLevelOrigin},
+        {"forecast_horizon", c.forecastHorizon},
+        {"device_path_on_cpu", c.devicePathOnCpu},
+        {"capsule_on_failure", c.capsuleOnFailure},
+        {"capsule_steps", c.capsuleSteps},
+        {"fault",
+         c.fault.active() ? Json{{"step", c.fault.step}, {"layer", c.fault.layer}, {"rank", c.fault.rank}} : Json()},
+        {"nan_sample", c.nanSample.active() ? Json{{"step", c.nanSample.step}, {"rank", c.nanSample.rank}} : Json()},
+        {"parallel", c.parallel.active() ? parallelJson(c.parallel) : Json()},
+        {"input_shape", c.inputShape},
+        {"input_dtype", c.tokenIds ? "int64" : "float32"},
+        {"vocab", c.vocab},
+        {"inputs", c.inputsPath},
+        {"side_inputs", sideInputsJson(c.sideInputs)},
+        {"output", c.output},
+        {"targets", c.targetsPath},
+        {"loss", c.loss},
+        {"save", c.savePath},
+        {"optimizer", c.optimizer.kind ? Json(optimizerName(*c.optimizer.kind)) : Json()},
+        {"momentum", c.optimizer.momentum ? numberJson(*c.optimizer.momentum) : Json()},
+        {"weight_decay", c.optimizer.weightDecay ? numberJson(*c.optimizer.weightDecay) : Json()},
+        {"controls", controlsJson(initial)}};
 }
 
 RunConfig configFrom(const Json &j)
@@ -235,6 +236,10 @@ RunConfig configFrom(const Json &j)
         c.fault.step = value(j["fault"], "step", -1);
         c.fault.layer = value<std::string>(j["fault"], "layer", "");
         c.fault.rank = value(j["fault"], "rank", -1);
+    }
+    if (j.contains("nan_sample") && j["nan_sample"].is_object()) {
+        c.nanSample.step = value(j["nan_sample"], "step", -1);
+        c.nanSample.rank = value(j["nan_sample"], "rank", -1);
     }
     c.inputShape = value<std::vector<std::int64_t>>(j, "input_shape", {});
     c.tokenIds = value<std::string>(j, "input_dtype", "float32") == "int64";

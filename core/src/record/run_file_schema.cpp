@@ -32,7 +32,9 @@ CREATE TABLE run (
     controls         TEXT NOT NULL,
     summary          TEXT,
     finished         TEXT,
-    heartbeat        INTEGER NOT NULL DEFAULT 0
+    heartbeat        INTEGER NOT NULL DEFAULT 0,
+    rank             INTEGER,
+    world_size       INTEGER
 );
 CREATE TABLE layers (
     id     INTEGER PRIMARY KEY,

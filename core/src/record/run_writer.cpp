@@ -43,7 +43,8 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
     const Controls controls = initialControls(c);
     Statement run = db_.prepare(
         "INSERT INTO run (format_version, nanscope_version, libtorch_version, created, scenario, model_path, "
-        "model_sha256, device, precision, seed, config, controls) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+        "model_sha256, device, precision, seed, config, controls, rank, world_size) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     run.bind(1, kRunFileFormatVersion)
         .bind(2, std::string(NANSCOPE_VERSION))
         .bind(3, libtorchVersion())
@@ -56,6 +57,10 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
         .bind(10, std::int64_t(c.seed))
         .bind(11, configJson(c, controls, stepsToRun(c)).dump())
         .bind(12, controlsJson(controls).dump());
+    if (c.parallel.active())  // in columns too, so that SQL finds a job's ranks without parsing JSON
+        run.bind(13, c.parallel.rank).bind(14, c.parallel.world);
+    else
+        run.bindNull(13).bindNull(14);
     run.run();
     modelPath_ = c.modelPath;
     layerCount_ = std::int64_t(layers.size());

@@ -145,7 +145,7 @@ CapsuleBlob encodeCapsule(const Capsule &c, int run)
                     {"growth_tracker", c.snapshot->growthTracker}};
         for (std::size_t i = 0; i < c.window.size(); ++i) {
             Json j = batchJson(c.window[i]);
-            if (c.windowFromSeed)
+            if (c.windowFromSeed && !c.window[i].injected)  // an injected sample is not the seed's
                 j["data_hash"] = std::to_string(dataHash(c.window[i]));
             else
                 writeBatch(a, "window." + std::to_string(i) + ".", c.window[i]);

@@ -120,8 +120,10 @@ void Replayer::regenerateWindow(const Dataset &data, std::vector<std::string> &n
 {
     if (!capsule_.windowFromSeed)
         return;
-    for (std::size_t i = 0; i < capsule_.window.size(); ++i) {
-        TrainingBatch &b = capsule_.window[i];
+    std::size_t hashed = 0;
+    for (TrainingBatch &b : capsule_.window) {
+        if (b.x.defined())
+            continue;  // kept whole in the capsule (an injected bad sample)
         bool fits = !b.indices.empty();
         for (std::int64_t index : b.indices)
             fits = fits && index >= 0 && index < data.x.size(0);
@@ -133,7 +135,7 @@ void Replayer::regenerateWindow(const Dataset &data, std::vector<std::string> &n
             for (const at::Tensor &side : data.side)
                 b.side.push_back(side.index_select(0, idx));
         }
-        if (!fits || dataHash(b) != capsule_.windowHashes.at(i)) {
+        if (!fits || dataHash(b) != capsule_.windowHashes.at(hashed++)) {
             notes.push_back("the scenario's data regenerated from the seed differs from what step " +
                             std::to_string(b.step) + " trained on: no change is tried from the snapshot");
             capsule_.snapshot.reset();

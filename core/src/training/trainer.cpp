@@ -75,6 +75,9 @@ Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
     model_->setTraining(true);
     if (config.fault.active())
         faultWeight(*model_, config.fault.layer);  // throws for a layer without weights
+    if (config.nanSample.active() && !data_.x.is_floating_point())
+        throw std::invalid_argument("a NaN sample needs floating-point inputs; this model's are " +
+                                    std::string(c10::toString(data_.x.scalar_type())) + " (token ids hold no NaN)");
     prevParamsFinite_ = stateFinite();
     if (prevParamsFinite_)
         pushSnapshot(buffers_);

@@ -31,6 +31,8 @@ struct TrainingBatch {
     std::vector<std::int64_t> indices;
     at::Tensor x, y;
     std::vector<at::Tensor> side;  // the model's further inputs
+    // A sample was made bad on purpose (SampleInjection): the data is no longer the seed's.
+    bool injected = false;
 };
 
 // Everything a step depends on, as it was before the step: what a capsule keeps so that the step

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace nanscope {
@@ -90,6 +91,12 @@ Trainer::Batch Trainer::drawBatch()
     b.y = data_.y.index_select(0, idx);
     for (const at::Tensor &side : data_.side)
         b.side.push_back(side.index_select(0, idx));
+    const SampleInjection &bad = config_.nanSample;
+    if (bad.active() && bad.step == step_ && (bad.rank < 0 || bad.rank == config_.parallel.rank)) {
+        b.x = b.x.clone();  // the data set itself stays intact: the next epoch draws the sample clean
+        b.x.view({-1}).narrow(0, 0, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+        b.injected = true;
+    }
     return b;
 }
 
