@@ -15,7 +15,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <iomanip>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 namespace nanscope::cli {
@@ -110,6 +112,21 @@ std::string orNone(const nlohmann::json &j, const char *key)
     return j.contains(key) && !j[key].is_null() ? j[key].dump() : std::string("none");
 }
 
+// A number of a JSON line to `digits` significant digits, for the text report.
+std::string rounded(const nlohmann::json &number, int digits = 3)
+{
+    if (!number.is_number())
+        return "none";
+    std::ostringstream o;
+    o << std::setprecision(digits) << number.get<double>();
+    return o.str();
+}
+
+std::string rounded(const nlohmann::json &j, const char *key, int digits = 3)
+{
+    return j.contains(key) ? rounded(j[key], digits) : "none";
+}
+
 // One line of a rank's JSON output, as the job's report shows it.
 void report(int rank, const std::string &line, bool json, std::ostream &out)
 {
@@ -127,13 +144,15 @@ void report(int rank, const std::string &line, bool json, std::ostream &out)
     if (type == "event")
         out << "rank " << rank << ": step " << orNone(j, "step") << ": " << j.value("kind", "") << ": "
             << j.value("text", "") << '\n';
-    else if (type == "bench-ranks")
+    else if (type == "bench-ranks") {
+        const nlohmann::json q = j.value("round_ratio_quartiles", nlohmann::json::array({nullptr, nullptr}));
         out << "data-parallel step of " << j.value("model", "") << " on " << orNone(j, "world") << " ranks, median of "
-            << orNone(j, "rounds") << " interleaved rounds: plain " << orNone(j, "plain_ms")
-            << " ms, map + arbitration " << orNone(j, "checked_ms") << " ms: " << orNone(j, "ratio")
-            << "x (the arbitration adds " << orNone(j, "arbitration_bytes")
+            << orNone(j, "rounds") << " interleaved rounds: plain " << rounded(j, "plain_ms")
+            << " ms, map + arbitration " << rounded(j, "checked_ms") << " ms: " << rounded(j, "ratio", 4)
+            << "x (the middle half of the rounds' own ratios: " << rounded(q.size() > 0 ? q[0] : nullptr) << "x to "
+            << rounded(q.size() > 1 ? q[1] : nullptr) << "x; the arbitration adds " << orNone(j, "arbitration_bytes")
             << " bytes to each step's gradient all-reduce)\n";
-    else if (type == "summary")
+    } else if (type == "summary")
         out << "rank " << rank << ": " << orNone(j, "steps_run") << " steps, first non-finite step "
             << orNone(j, "first_nonfinite_step") << ", " << orNone(j, "skipped_steps") << " skipped, final state "
             << (j.value("final_state_finite", false) ? "finite" : "non-finite") << '\n';

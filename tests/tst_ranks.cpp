@@ -3,6 +3,7 @@
 // 2 cores here: jobs of 2 ranks of one thread each.
 #include "rank_processes.h"
 
+#include <QJsonArray>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -222,6 +223,9 @@ void TestRanks::theBenchmarkComparesSideBySide()
     QVERIFY(b.value("plain_ms").toDouble() > 0 && b.value("checked_ms").toDouble() > 0);
     const double ratio = b.value("checked_ms").toDouble() / b.value("plain_ms").toDouble();
     QVERIFY(std::abs(b.value("ratio").toDouble() - ratio) < 1e-6 * ratio);  // printed to 9 digits
+    const QJsonArray quartiles = b.value("round_ratio_quartiles").toArray();
+    QCOMPARE(quartiles.size(), 2);
+    QVERIFY(quartiles[0].toDouble() > 0 && quartiles[0].toDouble() <= quartiles[1].toDouble());
 }
 
 void TestRanks::badEnvironmentsSayWhy_data()

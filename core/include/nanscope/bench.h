@@ -68,6 +68,10 @@ struct RanksBenchResult {
     double plainMs = 0;
     double checkedMs = 0;
     std::int64_t arbitrationBytes = 0;  // what the arbitration adds to each step's gradient all-reduce
+    // The middle half of the rounds' own ratios (checked / plain, measured back to back): their
+    // quartiles. On a busy machine they spread wide; the median ratio then needs many rounds.
+    double roundRatioLow = 0;
+    double roundRatioHigh = 0;
     double ratio() const { return checkedMs / plainMs; }
 };
 RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound);

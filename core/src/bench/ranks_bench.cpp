@@ -43,10 +43,7 @@ RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, i
     // steps on all ranks, then the other's; which goes first alternates from round to round.
     auto plain = [&] {
         trainer.plainStep([&] {
-            sync.sumGradients(trainer.model());
-            at::NoGradGuard noGrad;
-            for (const at::Tensor &p : trainer.model().parameters())
-                p.mutable_grad().div_(double(job.world));
+            sync.sumGradients(trainer.model(), job.world);
             sync.shareBuffers(trainer.model(), 0);
         });
     };
@@ -72,6 +69,16 @@ RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, i
             if (round >= kWarmup)
                 (isPlain ? plainMs : checkedMs).push_back(ms);
         }
+    // Each round's own ratio, its two kinds measured back to back: how far apart they spread says
+    // how much the median ratio can be trusted on this machine.
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < plainMs.size() && i < checkedMs.size(); ++i)
+        ratios.push_back(checkedMs[i] / plainMs[i]);
+    std::sort(ratios.begin(), ratios.end());
+    if (!ratios.empty()) {
+        r.roundRatioLow = ratios[ratios.size() / 4];
+        r.roundRatioHigh = ratios[ratios.size() * 3 / 4];
+    }
     r.plainMs = median(plainMs);
     r.checkedMs = median(checkedMs);
     r.arbitrationBytes = job.world * (std::int64_t(trainer.layers().size()) + 4) * std::int64_t(sizeof(float));

@@ -30,7 +30,7 @@ RankFindings stepAcrossRanks(Trainer &trainer, RankSync &sync, StepRecord &recor
     }
 
     StepRecord applied = record;  // what every rank applies: the same numbers everywhere
-    const double meanNorm = sync.divideGradients(trainer.model(), sync.world() - int(found.badRanks.size()));
+    const double meanNorm = sync.divideGradients(sync.world() - int(found.badRanks.size()));
     // One rank applies its own gradient, whose norm the map measured: a 1-rank job is then a plain
     // run bit for bit (clipping scales by the same norm).
     applied.gradNorm = sync.world() == 1 ? record.gradNorm : meanNorm;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 namespace nanscope {
 
@@ -16,9 +17,11 @@ constexpr std::int64_t kBucketBytes = 25 << 20;
 
 constexpr std::int64_t kHead = 4;  // failed, phase, layer, loss
 
-// Sums `flat` (1-d CPU tensors of one dtype) over the ranks in place, in buckets.
-void allReduceInBuckets(RankGroup &group, std::vector<at::Tensor> &flat)
+// Sums `flat` (1-d CPU tensors of one dtype) over the ranks in buckets, returned summed; nothing is
+// copied back yet (spread() does, once the ranks' findings say by how much to divide).
+std::vector<SummedBucket> allReduceInBuckets(RankGroup &group, const std::vector<at::Tensor> &flat)
 {
+    std::vector<SummedBucket> buckets;
     std::size_t i = 0;
     while (i < flat.size()) {
         std::size_t bytes = 0, j = i;
@@ -29,20 +32,37 @@ void allReduceInBuckets(RankGroup &group, std::vector<at::Tensor> &flat)
         }
         std::vector<at::Tensor> one{at::cat(bucket)};
         group.allReduceSum(one);
-        std::int64_t at = 0;
-        for (std::size_t k = i; k < j; ++k) {
-            flat[k].copy_(one[0].narrow(0, at, flat[k].numel()));
-            at += flat[k].numel();
-        }
+        buckets.push_back({one[0], i, j});
         i = j;
     }
+    return buckets;
 }
 
-// Each parameter's gradient as a flat float tensor on the CPU (created as zeros where missing), and
-// where it must go back.
-struct FlatGradients {
-    std::vector<at::Tensor> params, flat;
-};
+// Divides the gradients in each bucket by `ranks` in one op a bucket, as DistributedDataParallel
+// does (flat entries before `firstGradient` are not gradients: the ranks' table), and copies every
+// entry back into `flat`. Returns the norm of what was divided, or 0 without `norm`.
+double spread(const std::vector<SummedBucket> &buckets, std::vector<at::Tensor> &flat, std::size_t firstGradient,
+              int ranks, bool norm)
+{
+    std::vector<at::Tensor> norms;
+    for (const SummedBucket &b : buckets) {
+        std::int64_t from = 0;
+        for (std::size_t k = b.first; k < b.last && k < firstGradient; ++k)
+            from += flat[k].numel();
+        at::Tensor gradients = b.sum.narrow(0, from, b.sum.numel() - from);
+        if (ranks > 1)
+            gradients.div_(double(ranks));
+        if (norm && gradients.numel() > 0)
+            norms.push_back(gradients.norm().to(at::kDouble));
+        std::int64_t at = 0;
+        for (std::size_t k = b.first; k < b.last; ++k) {
+            flat[k].copy_(b.sum.narrow(0, at, flat[k].numel()));
+            at += flat[k].numel();
+        }
+    }
+    // One host read for the whole norm (a device sync on a GPU).
+    return norms.empty() ? 0.0 : at::stack(norms).norm().item<double>();
+}
 
 // One dtype travels: float, or double when a gradient is double.
 at::ScalarType wireType(const std::vector<at::Tensor> &params)
@@ -53,9 +73,9 @@ at::ScalarType wireType(const std::vector<at::Tensor> &params)
     return at::kFloat;
 }
 
-FlatGradients flatGradients(ModelAdapter &model, bool zero)
+RankSync::Gradients flatGradients(ModelAdapter &model, bool zero)
 {
-    FlatGradients g;
+    RankSync::Gradients g;
     g.params = model.parameters();
     const at::ScalarType type = wireType(g.params);
     for (at::Tensor &p : g.params) {
@@ -69,7 +89,7 @@ FlatGradients flatGradients(ModelAdapter &model, bool zero)
     return g;
 }
 
-void putBack(FlatGradients &g)
+void putBack(RankSync::Gradients &g)
 {
     for (std::size_t i = 0; i < g.params.size(); ++i) {
         at::Tensor dst = g.params[i].mutable_grad();
@@ -114,7 +134,7 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
     const std::int64_t width = kHead + std::int64_t(layers);
     // The table rides in front of the gradients, as floats: counts are exact to 2^24 values a
     // layer, beyond which they only need to stay non-zero.
-    FlatGradients g = flatGradients(model, local.failed());
+    Gradients g = flatGradients(model, local.failed());
     // Filled on the host, then one copy: a tensor op per layer would cost a dispatch each, every step.
     std::vector<double> row(std::size_t(width), 0.0);
     row[0] = local.failed() ? 1.0 : 0.0;
@@ -129,11 +149,11 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
     table.narrow(0, rank() * width, width).copy_(at::from_blob(row.data(), {width}, at::kDouble));
     std::vector<at::Tensor> flat{table};
     flat.insert(flat.end(), g.flat.begin(), g.flat.end());
-    allReduceInBuckets(group_, flat);
-    g.flat.assign(flat.begin() + 1, flat.end());
-    putBack(g);
+    pendingBuckets_ = allReduceInBuckets(group_, flat);
+    g.flat = std::move(flat);  // the table first, then the gradients
+    pending_ = std::move(g);
 
-    const at::Tensor all = flat[0].to(at::kDouble).contiguous();
+    const at::Tensor all = pendingBuckets_.front().sum.narrow(0, 0, table.numel()).to(at::kDouble).contiguous();
     const double *v = all.data_ptr<double>();
     RankFindings f;
     for (int r = 0; r < world(); ++r) {
@@ -152,26 +172,25 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
     return f;
 }
 
-void RankSync::sumGradients(ModelAdapter &model)
+void RankSync::sumGradients(ModelAdapter &model, int ranks)
 {
     at::NoGradGuard noGrad;
-    FlatGradients g = flatGradients(model, false);
-    allReduceInBuckets(group_, g.flat);
+    Gradients g = flatGradients(model, false);
+    spread(allReduceInBuckets(group_, g.flat), g.flat, 0, ranks, false);
     putBack(g);
 }
 
-double RankSync::divideGradients(ModelAdapter &model, int ranks)
+double RankSync::divideGradients(int ranks)
 {
+    if (pendingBuckets_.empty())
+        throw std::logic_error("divideGradients() without an exchange() before it");
     at::NoGradGuard noGrad;
-    std::vector<at::Tensor> norms;
-    for (const at::Tensor &p : model.parameters()) {
-        at::Tensor g = p.mutable_grad();
-        if (ranks > 1)
-            g.div_(double(ranks));
-        norms.push_back(g.norm().to(at::kDouble));
-    }
-    // One host read for the whole norm, not one per parameter (a device sync each on a GPU).
-    return norms.empty() ? 0.0 : at::stack(norms).norm().item<double>();
+    const double norm = spread(pendingBuckets_, pending_.flat, 1, ranks, true);
+    pending_.flat.erase(pending_.flat.begin());  // the table
+    putBack(pending_);
+    pending_ = {};
+    pendingBuckets_.clear();
+    return norm;
 }
 
 void RankSync::shareBuffers(ModelAdapter &model, int root)

@@ -32,8 +32,20 @@ struct RankDivergence {
     std::vector<std::pair<int, int>> ranks;  // (rank, layer)
 };
 
+// Gradients summed over the ranks in one all-reduce: flat entries [first, last) in order.
+struct SummedBucket {
+    at::Tensor sum;
+    std::size_t first = 0, last = 0;
+};
+
 class RankSync {
 public:
+    // Each parameter's gradient as a flat tensor on the CPU (a view of it where it can be, else a
+    // copy that putBack() writes into it).
+    struct Gradients {
+        std::vector<at::Tensor> params, flat;
+    };
+
     explicit RankSync(const DataParallel &job) : group_(job) {}
 
     int rank() const { return group_.rank(); }
@@ -46,11 +58,13 @@ public:
     // non-finite (NaN must not reach the sum). Afterwards every rank holds the same findings and
     // the sum of the finite ranks' gradients.
     RankFindings exchange(const StepRecord &local, ModelAdapter &model, std::size_t layers);
-    // A plain data-parallel loop's all-reduce: every rank's gradients summed (the benchmark's
-    // baseline).
-    void sumGradients(ModelAdapter &model);
-    // The summed gradients divided by the number of ranks they came from; returns the mean's norm.
-    double divideGradients(ModelAdapter &model, int ranks);
+    // A plain data-parallel loop's all-reduce: every rank's gradients summed and divided by
+    // `ranks`, a bucket at a time (the benchmark's baseline).
+    void sumGradients(ModelAdapter &model, int ranks);
+    // The gradients exchange() summed, divided by the number of ranks they came from (one op a
+    // bucket) and put into the parameters' gradients; returns the mean's norm. Until then each
+    // gradient is still this rank's own: a step skipped on every rank copies nothing back.
+    double divideGradients(int ranks);
     // Every rank's buffers (BatchNorm's running statistics) become `root`'s, in one broadcast per
     // dtype.
     void shareBuffers(ModelAdapter &model, int root);
@@ -59,6 +73,8 @@ public:
 
 private:
     RankGroup group_;
+    Gradients pending_;  // of the last exchange: the table, then the gradients
+    std::vector<SummedBucket> pendingBuckets_;
 };
 
 }  // namespace nanscope
