@@ -1,8 +1,7 @@
 #include "cli_ranks.h"
 
 #include "cli_args.h"
-
-#include <nlohmann/json.hpp>
+#include "job_report.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,9 +14,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 
 namespace nanscope::cli {
@@ -105,57 +102,6 @@ RankProcess spawn(int rank, int world, int port, std::vector<std::string> args)
     ::close(out[1]);
     ::close(err[1]);
     return {rank, pid, out[0], err[0], {}, {}};
-}
-
-std::string orNone(const nlohmann::json &j, const char *key)
-{
-    return j.contains(key) && !j[key].is_null() ? j[key].dump() : std::string("none");
-}
-
-// A number of a JSON line to `digits` significant digits, for the text report.
-std::string rounded(const nlohmann::json &number, int digits = 3)
-{
-    if (!number.is_number())
-        return "none";
-    std::ostringstream o;
-    o << std::setprecision(digits) << number.get<double>();
-    return o.str();
-}
-
-std::string rounded(const nlohmann::json &j, const char *key, int digits = 3)
-{
-    return j.contains(key) ? rounded(j[key], digits) : "none";
-}
-
-// One line of a rank's JSON output, as the job's report shows it.
-void report(int rank, const std::string &line, bool json, std::ostream &out)
-{
-    if (json) {
-        out << (line.size() > 1 && line[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + line.substr(1) : line)
-            << '\n';
-        return;
-    }
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        out << "rank " << rank << ": " << line << '\n';
-        return;
-    }
-    const std::string type = j.value("type", "");
-    if (type == "event")
-        out << "rank " << rank << ": step " << orNone(j, "step") << ": " << j.value("kind", "") << ": "
-            << j.value("text", "") << '\n';
-    else if (type == "bench-ranks") {
-        const nlohmann::json q = j.value("round_ratio_quartiles", nlohmann::json::array({nullptr, nullptr}));
-        out << "data-parallel step of " << j.value("model", "") << " on " << orNone(j, "world") << " ranks, median of "
-            << orNone(j, "rounds") << " interleaved rounds: plain " << rounded(j, "plain_ms")
-            << " ms, map + arbitration " << rounded(j, "checked_ms") << " ms: " << rounded(j, "ratio", 4)
-            << "x (the middle half of the rounds' own ratios: " << rounded(q.size() > 0 ? q[0] : nullptr) << "x to "
-            << rounded(q.size() > 1 ? q[1] : nullptr) << "x; the arbitration adds " << orNone(j, "arbitration_bytes")
-            << " bytes to each step's gradient all-reduce)\n";
-    } else if (type == "summary")
-        out << "rank " << rank << ": " << orNone(j, "steps_run") << " steps, first non-finite step "
-            << orNone(j, "first_nonfinite_step") << ", " << orNone(j, "skipped_steps") << " skipped, final state "
-            << (j.value("final_state_finite", false) ? "finite" : "non-finite") << '\n';
 }
 
 // Splits what `fd` has into lines; false at its end.
@@ -251,6 +197,7 @@ int launchRanks(int world, bool json, const std::string &folder, const std::vect
         }
         ranks.push_back(spawn(r, world, port, a));
     }
+    JobReport report(world, json, out);
     std::size_t open = 2 * ranks.size();
     while (open > 0) {
         std::vector<pollfd> fds;
@@ -265,9 +212,10 @@ int launchRanks(int world, bool json, const std::string &folder, const std::vect
                 continue;
             for (RankProcess &r : ranks) {
                 if (f.fd == r.out &&
-                    !readLines(r.out, r.outLine, [&](const std::string &l) { report(r.rank, l, json, out); })) {
+                    !readLines(r.out, r.outLine, [&](const std::string &l) { report.line(r.rank, l); })) {
                     ::close(r.out);
                     r.out = -1;
+                    report.rankEnded(r.rank);
                     --open;
                 } else if (f.fd == r.err && !readLines(r.err, r.errLine, [&](const std::string &l) {
                                err << "rank " << r.rank << ": " << l << '\n';
@@ -280,6 +228,7 @@ int launchRanks(int world, bool json, const std::string &folder, const std::vect
         }
         out.flush();
     }
+    report.finish();
     int code = 0;
     for (const RankProcess &r : ranks) {
         int status = 0;

@@ -8,6 +8,7 @@
 
 #include "nanscope/allocator.h"
 #include "nanscope/input_shape.h"
+#include "nanscope/job_folder.h"
 #include "nanscope/run_file.h"
 #include "nanscope/scenario.h"
 
@@ -133,7 +134,10 @@ int runGui(int argc, char **argv)
 
     if (runFile) {
         try {  // a file that cannot be read: one line and exit 1, as the command line does
-            nanscope::RunFile check(positional.toStdString());
+            if (QFileInfo(positional).isDir())
+                nanscope::jobRunFiles(positional.toStdString());
+            else
+                nanscope::RunFile check(positional.toStdString());
         } catch (const std::exception &e) {
             std::fprintf(stderr, "nanscope: %s\n", e.what());
             return 1;

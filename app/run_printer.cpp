@@ -102,7 +102,7 @@ void RunPrinter::printStepJson(const StepRecord &r)
                                   {"value", jsonNumber(fp16Headroom(r.layers[std::size_t(peak)].forward))}};
     if (!r.quarantined.empty())
         j["quarantined"] = r.quarantined;
-    out_ << jsonLine(j) << '\n';
+    out_ << jsonLine(j) << '\n' << std::flush;  // a reader (a job's launcher, jq) sees each step as it ends
 }
 
 void RunPrinter::printStepText(const StepRecord &r)
@@ -137,7 +137,8 @@ void RunPrinter::eventRaised(const Event &e)
                               {"step", e.step},
                               {"layer", layer ? Json(layers_[std::size_t(e.layer)].path) : Json()},
                               {"text", e.text}})
-             << '\n';
+             << '\n'
+             << std::flush;
     } else if (e.kind != EventKind::Info) {
         out_ << "  * " << (e.step >= 0 ? "step " + std::to_string(e.step) + ": " : std::string()) << e.text << '\n';
     }

@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -20,6 +21,7 @@ private slots:
     void aNanSampleOnOneRankIsNamed();
     void ranksAreFoundByTheirRunRows();
     void aJobFolderIsReportedAndReplayed();
+    void theTextReportFollowsTheSteps();
     void badInjectionsSayWhy_data();
     void badInjectionsSayWhy();
 
@@ -155,6 +157,33 @@ void TestJobFolder::aJobFolderIsReportedAndReplayed()
     QCOMPARE(replay.code, 2);
     QVERIFY2(replay.err.contains("holds no run file of rank 7"), qPrintable(replay.err));
     QVERIFY(runNanscope({"report", path("")}).err.contains("holds no rank's run file"));
+}
+
+void TestJobFolder::theTextReportFollowsTheSteps()
+{
+    // The ranks' events come step by step across the ranks, though each rank prints its own; the
+    // summaries close the report, by rank.
+    const Finished f = runNanscope({"run", "--scenario", "nan-input", "--steps", "12", "--ranks", "2"});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    const QRegularExpression event(QStringLiteral("^rank (\\d): step (\\d+): "));
+    const QRegularExpression summary(QStringLiteral("^rank (\\d): 12 steps, "));
+    int lastStep = -1, events = 0;
+    QList<int> ranksOfEvents, ranksOfSummaries;
+    for (const QString &line : f.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        if (const auto m = event.match(line); m.hasMatch()) {
+            QVERIFY2(ranksOfSummaries.isEmpty(), qPrintable(line));  // no event after a summary
+            QVERIFY2(m.captured(2).toInt() >= lastStep, qPrintable(f.out));
+            lastStep = m.captured(2).toInt();
+            ranksOfEvents << m.captured(1).toInt();
+            ++events;
+        } else if (const auto s = summary.match(line); s.hasMatch()) {
+            ranksOfSummaries << s.captured(1).toInt();
+        }
+    }
+    QVERIFY(events >= 6);
+    QVERIFY(ranksOfEvents.contains(0) && ranksOfEvents.contains(1));
+    QCOMPARE(lastStep, 12);  // the parameters compared at the end
+    QCOMPARE(ranksOfSummaries, (QList<int>{0, 1}));
 }
 
 void TestJobFolder::badInjectionsSayWhy_data()

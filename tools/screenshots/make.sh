@@ -12,3 +12,5 @@ trap 'rm -rf "$tmp"' EXIT
 "$nanscope" --scenario exploding-deep --steps 3 --map magnitude --screenshot docs/exploding-deep-magnitude.png
 "$nanscope" --model "$tmp/resnet18.pt" --input-shape 8x3x32x32 --steps 60 --map magnitude \
     --screenshot docs/resnet18-map.png
+"$nanscope" run --scenario nan-input --steps 12 --ranks 2 --record "$tmp/job" > /dev/null
+"$nanscope" "$tmp/job" --screenshot docs/job-ranks.png

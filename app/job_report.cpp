@@ -1,0 +1,115 @@
+#include "job_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+namespace nanscope::cli {
+
+namespace {
+
+std::string orNone(const nlohmann::json &j, const char *key)
+{
+    return j.contains(key) && !j[key].is_null() ? j[key].dump() : std::string("none");
+}
+
+// A number to `digits` significant digits, for the text report.
+std::string rounded(const nlohmann::json &number, int digits = 3)
+{
+    if (!number.is_number())
+        return "none";
+    std::ostringstream o;
+    o << std::setprecision(digits) << number.get<double>();
+    return o.str();
+}
+
+std::string rounded(const nlohmann::json &j, const char *key, int digits = 3)
+{
+    return j.contains(key) ? rounded(j[key], digits) : "none";
+}
+
+std::string benchText(const nlohmann::json &j)
+{
+    const nlohmann::json q = j.value("round_ratio_quartiles", nlohmann::json::array({nullptr, nullptr}));
+    return "data-parallel step of " + j.value("model", "") + " on " + orNone(j, "world") + " ranks, median of " +
+           orNone(j, "rounds") + " interleaved rounds: plain " + rounded(j, "plain_ms") + " ms, map + arbitration " +
+           rounded(j, "checked_ms") + " ms: " + rounded(j, "ratio", 4) +
+           "x (the middle half of the rounds' own ratios: " + rounded(q.size() > 0 ? q[0] : nullptr) + "x to " +
+           rounded(q.size() > 1 ? q[1] : nullptr) + "x; the arbitration adds " + orNone(j, "arbitration_bytes") +
+           " bytes to each step's gradient all-reduce)";
+}
+
+}  // namespace
+
+JobReport::JobReport(int world, bool json, std::ostream &out)
+    : json_(json), out_(out), recorded_(std::size_t(std::max(world, 0)), -1)
+{
+}
+
+void JobReport::line(int rank, const std::string &text)
+{
+    if (json_) {
+        out_ << (text.size() > 1 && text[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + text.substr(1) : text)
+             << '\n';
+        return;
+    }
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        out_ << "rank " << rank << ": " << text << '\n';
+        return;
+    }
+    const std::string type = j.value("type", "");
+    const int step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int>() : -1;
+    if (type == "event") {
+        hold(step, rank,
+             "rank " + std::to_string(rank) + ": step " + orNone(j, "step") + ": " + j.value("kind", "") + ": " +
+                 j.value("text", ""));
+    } else if (type == "step" && std::size_t(rank) < recorded_.size()) {
+        recorded_[std::size_t(rank)] = std::max(recorded_[std::size_t(rank)], step);
+        release(*std::min_element(recorded_.begin(), recorded_.end()));
+    } else if (type == "bench-ranks") {
+        out_ << benchText(j) << '\n';
+    } else if (type == "summary") {
+        summaries_.emplace_back(rank, "rank " + std::to_string(rank) + ": " + orNone(j, "steps_run") +
+                                          " steps, first non-finite step " + orNone(j, "first_nonfinite_step") + ", " +
+                                          orNone(j, "skipped_steps") + " skipped, final state " +
+                                          (j.value("final_state_finite", false) ? "finite" : "non-finite"));
+    }
+}
+
+void JobReport::hold(int step, int rank, std::string text) { events_.push_back({step, rank, std::move(text)}); }
+
+void JobReport::release(int belowStep)
+{
+    std::vector<Held> out, keep;
+    for (Held &e : events_)
+        (e.step < belowStep ? out : keep).push_back(std::move(e));
+    events_ = std::move(keep);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Held &a, const Held &b) { return a.step != b.step ? a.step < b.step : a.rank < b.rank; });
+    for (const Held &e : out)
+        out_ << e.text << '\n';
+}
+
+void JobReport::rankEnded(int rank)
+{
+    if (std::size_t(rank) >= recorded_.size())
+        return;
+    recorded_[std::size_t(rank)] = INT_MAX;
+    release(*std::min_element(recorded_.begin(), recorded_.end()));
+}
+
+void JobReport::finish()
+{
+    release(INT_MAX);
+    std::stable_sort(summaries_.begin(), summaries_.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (const auto &s : summaries_)
+        out_ << s.second << '\n';
+    summaries_.clear();
+}
+
+}  // namespace nanscope::cli
