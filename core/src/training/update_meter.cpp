@@ -5,21 +5,54 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <limits>
 
 namespace nanscope {
 
+namespace {
+
+// The sum of (a[i] - b[i])^2: float lanes the compiler can keep in vector registers, folded into a
+// double every few thousand values so that a long layer loses no precision.
+double sumSquaredDifference(const float *a, const float *b, std::int64_t n)
+{
+    constexpr int kLanes = 8;
+    constexpr std::int64_t kBlock = 4096;
+    double total = 0;
+    for (std::int64_t start = 0; start < n; start += kBlock) {
+        const std::int64_t end = std::min(n, start + kBlock);
+        float lanes[kLanes] = {};
+        std::int64_t i = start;
+        for (; i + kLanes <= end; i += kLanes)
+            for (int l = 0; l < kLanes; ++l) {
+                const float d = a[i + l] - b[i + l];
+                lanes[l] += d * d;
+            }
+        for (; i < end; ++i) {
+            const float d = a[i] - b[i];
+            total += double(d) * double(d);
+        }
+        for (float v : lanes)
+            total += double(v);
+    }
+    return total;
+}
+
+}  // namespace
+
 bool UpdateMeter::refreshViews(const ModelAdapter &model)
 {
     std::vector<at::Tensor> params;
     std::vector<std::int64_t> lengths;
-    std::vector<std::size_t> layerOf;
+    std::vector<std::size_t> layerOf, viewLayer;
     for (std::size_t l = 0; l < model.layers().size(); ++l) {
         std::int64_t length = 0;
         for (const at::Tensor &p : model.layerParameters(int(l))) {
             params.push_back(p);
+            viewLayer.push_back(layerOf.size());
             length += p.numel();
         }
         if (length > 0) {
@@ -47,7 +80,14 @@ bool UpdateMeter::refreshViews(const ModelAdapter &model)
     }
     lengths_ = std::move(lengths);
     layerOf_ = std::move(layerOf);
+    viewLayer_ = std::move(viewLayer);
     const std::int64_t total = std::accumulate(lengths_.begin(), lengths_.end(), std::int64_t(0));
+    onHost_ = !views_.empty() && views_.front().device().is_cpu() && views_.front().scalar_type() == at::kFloat;
+    if (onHost_) {
+        hostBefore_.resize(std::size_t(total));
+        before_ = after_ = segmentLengths_ = at::Tensor();
+        return true;
+    }
     before_ = views_.empty() ? at::Tensor() : at::empty({total}, views_.front().options());
     after_ = views_.empty() ? at::Tensor() : at::empty({total}, views_.front().options());
     segmentLengths_ = views_.empty()
@@ -59,8 +99,34 @@ bool UpdateMeter::refreshViews(const ModelAdapter &model)
 void UpdateMeter::before(const ModelAdapter &model)
 {
     at::NoGradGuard noGrad;
-    if (refreshViews(model))
+    if (!refreshViews(model))
+        return;
+    if (!onHost_) {
         at::cat_out(before_, views_, 0);
+        return;
+    }
+    float *to = hostBefore_.data();
+    for (const at::Tensor &v : views_) {
+        std::memcpy(to, v.data_ptr<float>(), std::size_t(v.numel()) * sizeof(float));
+        to += v.numel();
+    }
+}
+
+void UpdateMeter::afterOnHost(StepRecord &record)
+{
+    std::vector<double> squares(layerOf_.size(), 0.0);
+    const float *before = hostBefore_.data();
+    for (std::size_t i = 0; i < views_.size(); ++i) {
+        const std::int64_t n = views_[i].numel();
+        squares[viewLayer_[i]] += sumSquaredDifference(views_[i].data_ptr<float>(), before, n);
+        before += n;
+    }
+    for (std::size_t j = 0; j < layerOf_.size() && layerOf_[j] < record.layers.size(); ++j) {
+        LayerHealth &lh = record.layers[layerOf_[j]];
+        const double norm = lh.params.finiteL2;
+        lh.updateRatio =
+            norm > 0.0 && std::isfinite(norm) ? std::sqrt(squares[j]) / norm : std::numeric_limits<double>::quiet_NaN();
+    }
 }
 
 void UpdateMeter::after(StepRecord &record)
@@ -68,6 +134,10 @@ void UpdateMeter::after(StepRecord &record)
     at::NoGradGuard noGrad;
     if (views_.empty())
         return;  // parameters of mixed dtypes or devices: no ratio is measured
+    if (onHost_) {
+        afterOnHost(record);
+        return;
+    }
     at::cat_out(after_, views_, 0);
     before_.sub_(after_);
     before_.mul_(before_);
