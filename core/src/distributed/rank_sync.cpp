@@ -38,30 +38,72 @@ std::vector<SummedBucket> allReduceInBuckets(RankGroup &group, const std::vector
     return buckets;
 }
 
-// Divides the gradients in each bucket by `ranks` in one op a bucket, as DistributedDataParallel
-// does (flat entries before `firstGradient` are not gradients: the ranks' table), and copies every
-// entry back into `flat`. Returns the norm of what was divided, or 0 without `norm`.
+// Divides n values by `ranks` in place and returns the sum of their squares: one pass on the host,
+// in lanes the compiler can vectorise, folded into a double every few thousand values.
+template <typename T> double divideAndSumSquares(T *v, std::int64_t n, int ranks)
+{
+    constexpr int kLanes = 8;
+    constexpr std::int64_t kBlock = 4096;
+    const bool divide = ranks > 1;
+    double total = 0;
+    for (std::int64_t start = 0; start < n; start += kBlock) {
+        const std::int64_t end = std::min(n, start + kBlock);
+        T lanes[kLanes] = {};
+        std::int64_t i = start;
+        for (; i + kLanes <= end; i += kLanes)
+            for (int l = 0; l < kLanes; ++l) {
+                if (divide)
+                    v[i + l] /= T(ranks);
+                lanes[l] += v[i + l] * v[i + l];
+            }
+        for (; i < end; ++i) {
+            if (divide)
+                v[i] /= T(ranks);
+            total += double(v[i]) * double(v[i]);
+        }
+        for (T x : lanes)
+            total += double(x);
+    }
+    return total;
+}
+
+// Divides the gradients in each bucket by `ranks` (flat entries before `firstGradient` are not
+// gradients: the ranks' table), as DistributedDataParallel divides a bucket, and copies every
+// entry back into `flat`. Returns the norm of what was divided, or 0 without `norm`. A CPU bucket
+// of floats or doubles (Gloo's) is divided and measured in one pass on the host; any other in one
+// op a bucket.
 double spread(const std::vector<SummedBucket> &buckets, std::vector<at::Tensor> &flat, std::size_t firstGradient,
               int ranks, bool norm)
 {
     std::vector<at::Tensor> norms;
+    double hostSquares = 0;
     for (const SummedBucket &b : buckets) {
         std::int64_t from = 0;
         for (std::size_t k = b.first; k < b.last && k < firstGradient; ++k)
             from += flat[k].numel();
         at::Tensor gradients = b.sum.narrow(0, from, b.sum.numel() - from);
-        if (ranks > 1)
-            gradients.div_(double(ranks));
-        if (norm && gradients.numel() > 0)
-            norms.push_back(gradients.norm().to(at::kDouble));
+        const bool host = gradients.device().is_cpu() && gradients.is_contiguous();
+        if (host && gradients.scalar_type() == at::kFloat) {
+            hostSquares += divideAndSumSquares(gradients.data_ptr<float>(), gradients.numel(), ranks);
+        } else if (host && gradients.scalar_type() == at::kDouble) {
+            hostSquares += divideAndSumSquares(gradients.data_ptr<double>(), gradients.numel(), ranks);
+        } else {
+            if (ranks > 1)
+                gradients.div_(double(ranks));
+            if (norm && gradients.numel() > 0)
+                norms.push_back(gradients.norm().to(at::kDouble));
+        }
         std::int64_t at = 0;
         for (std::size_t k = b.first; k < b.last; ++k) {
             flat[k].copy_(b.sum.narrow(0, at, flat[k].numel()));
             at += flat[k].numel();
         }
     }
+    if (!norm)
+        return 0.0;
     // One host read for the whole norm (a device sync on a GPU).
-    return norms.empty() ? 0.0 : at::stack(norms).norm().item<double>();
+    const double device = norms.empty() ? 0.0 : at::stack(norms).norm().item<double>();
+    return std::sqrt(hostSquares + device * device);
 }
 
 // One dtype travels: float, or double when a gradient is double.
@@ -146,15 +188,24 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
         row[std::size_t(kHead) + l] = double(h.forward.nonFinite() + h.grad.nonFinite() + h.paramGrads.nonFinite());
     }
     at::Tensor table = at::zeros({world() * width}, g.flat.empty() ? at::kFloat : g.flat[0].scalar_type());
-    table.narrow(0, rank() * width, width).copy_(at::from_blob(row.data(), {width}, at::kDouble));
+    if (table.scalar_type() == at::kFloat)
+        std::copy(row.begin(), row.end(), table.data_ptr<float>() + rank() * width);
+    else
+        std::copy(row.begin(), row.end(), table.data_ptr<double>() + rank() * width);
     std::vector<at::Tensor> flat{table};
     flat.insert(flat.end(), g.flat.begin(), g.flat.end());
     pendingBuckets_ = allReduceInBuckets(group_, flat);
     g.flat = std::move(flat);  // the table first, then the gradients
     pending_ = std::move(g);
 
-    const at::Tensor all = pendingBuckets_.front().sum.narrow(0, 0, table.numel()).to(at::kDouble).contiguous();
-    const double *v = all.data_ptr<double>();
+    // The summed table heads the first bucket, a CPU tensor of the table's dtype.
+    const at::Tensor &summed = pendingBuckets_.front().sum;
+    std::vector<double> all(std::size_t(table.numel()));
+    if (summed.scalar_type() == at::kFloat)
+        std::copy_n(summed.data_ptr<float>(), all.size(), all.begin());
+    else
+        std::copy_n(summed.data_ptr<double>(), all.size(), all.begin());
+    const double *v = all.data();
     RankFindings f;
     for (int r = 0; r < world(); ++r) {
         const double *rowOf = v + std::int64_t(r) * width;
