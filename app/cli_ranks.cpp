@@ -168,6 +168,8 @@ int runRanks(const RunOptions &o, const std::vector<std::string> &args, std::ost
     if (o.config.fault.rank >= o.ranks)
         throw std::invalid_argument("--inject-fault names rank " + std::to_string(o.config.fault.rank) +
                                     ", not one of the job's " + std::to_string(o.ranks));
+    if (o.config.nanSample.active() && o.config.nanSample.rank < 0)
+        throw std::invalid_argument("in a job, a NaN sample names its rank: --inject nan-sample@RANK:STEP");
     if (o.config.nanSample.rank >= o.ranks)
         throw std::invalid_argument("--inject names rank " + std::to_string(o.config.nanSample.rank) +
                                     ", not one of the job's " + std::to_string(o.ranks));

@@ -117,6 +117,29 @@ void TestJobFolder::ranksAreFoundByTheirRunRows()
     QCOMPARE(ranks[1].rank, 1);
     QVERIFY(QString::fromStdString(ranks[1].path).endsWith("node-a.nsrun"));
 
+    // A copy beside the rank's own rank-R.nsrun is not the rank's; files of another job refuse.
+    const QString copied = path("copied");
+    QVERIFY(QDir().mkpath(copied));
+    QVERIFY(QFile::copy(job + "/rank-0.nsrun", copied + "/rank-0.nsrun"));
+    QVERIFY(QFile::copy(job + "/rank-1.nsrun", copied + "/rank-1.nsrun"));
+    QVERIFY(QFile::copy(job + "/rank-1.nsrun", copied + "/saved-copy.nsrun"));
+    const std::vector<JobRank> kept = jobRunFiles(copied.toStdString());
+    QCOMPARE(int(kept.size()), 2);
+    QVERIFY(QString::fromStdString(kept[1].path).endsWith("/rank-1.nsrun"));
+    const QString single = path("single");
+    const Finished one =
+        runNanscope({"run", "--scenario", "large-lr-ce", "--steps", "2", "--ranks", "1", "--record", single, "--json"});
+    QVERIFY2(one.code == 0, qPrintable(one.err));
+    QVERIFY(QFile::copy(single + "/rank-0.nsrun", copied + "/other-job.nsrun"));
+    try {
+        jobRunFiles(copied.toStdString());
+        QFAIL("the files of two jobs were accepted as one");
+    } catch (const RunFileError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains("holds the files of different jobs: other-job.nsrun (world "
+                                                      "size 1) and rank-0.nsrun (world size 2)"),
+                 e.what());
+    }
+
     QVERIFY(QFile::copy(job + "/rank-1.nsrun", folder + "/node-c.nsrun"));
     try {
         jobRunFiles(folder.toStdString());
@@ -197,6 +220,9 @@ void TestJobFolder::badInjectionsSayWhy_data()
     QTest::newRow("a rank without a job")
         << QStringList{"--inject", "nan-sample@1:2"} << "a NaN sample on rank 1 needs a job with that rank (--ranks N)";
     QTest::newRow("not a step") << QStringList{"--inject", "nan-sample@x"} << "--inject's STEP";
+    QTest::newRow("a job's sample without its rank")
+        << QStringList{"--inject", "nan-sample@3", "--ranks", "2"}
+        << "in a job, a NaN sample names its rank: --inject nan-sample@RANK:STEP";
 }
 
 void TestJobFolder::badInjectionsSayWhy()

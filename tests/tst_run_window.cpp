@@ -5,6 +5,7 @@
 #include "widgets/control_panel.h"
 #include "widgets/optimizer_edit.h"
 #include "widgets/origin_panel.h"
+#include "widgets/plot_panel.h"
 #include "widgets/rank_step_view.h"
 #include "widgets/replay_view.h"
 #include "window/main_window.h"
@@ -348,6 +349,7 @@ void TestRunWindow::aJobFolderOpensWithARankSelector()
     QVERIFY(opened.runFile().endsWith(QStringLiteral("rank-1.nsrun")));
     QCOMPARE(ranks->currentIndex(), 1);
     QCOMPARE(opened.layerView()->currentIndex().data(LayerTreeModel::LayerIdRole).toInt(), 2);
+    QCOMPARE(opened.plots()->cursorStep(), view->step());  // the step stays picked across ranks
 
     // A run file of its own is no job.
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.filePath(QStringLiteral("rank-1.nsrun")))); }));

@@ -28,17 +28,18 @@ QString counts(const TensorHealth &h)
     return parts.join(QStringLiteral(", "));
 }
 
-// The row an origin names: its layer, or the input or the loss.
-int originRowLayer(const Origin &o)
+}  // namespace
+
+int RankLayerModel::originRow(const Origin &o)
 {
     if (o.phase == Phase::Input)
-        return RankLayerModel::kInputRow;
+        return kInputRow;
     if (o.phase == Phase::Loss)
-        return RankLayerModel::kLossRow;
-    return o.layer;
+        return kLossRow;
+    if (o.layer >= 0)
+        return o.layer;
+    return o.phase == Phase::Backward ? kLossRow : kNoRow;
 }
-
-}  // namespace
 
 RankLayerModel::RankLayerModel(QObject *parent) : QAbstractTableModel(parent) {}
 
@@ -107,7 +108,7 @@ int RankLayerModel::columnOfRank(int rank) const
 bool RankLayerModel::bornAt(int row, int column) const
 {
     const StepRecordPtr &r = step_.ranks[std::size_t(column)].record;
-    return r && r->failed() && originRowLayer(r->origin) == layerAtRow(row);
+    return r && r->failed() && originRow(r->origin) == layerAtRow(row);
 }
 
 LayerStatus RankLayerModel::statusAt(int row, int column) const

@@ -20,6 +20,10 @@ public:
     };
     static constexpr int kInputRow = -1;
     static constexpr int kLossRow = -2;
+    static constexpr int kNoRow = -3;
+    // The row an origin names: its layer, the input or the loss (the loss's own backward, which
+    // names no layer, too); kNoRow for weights an earlier update broke in no layer.
+    static int originRow(const Origin &origin);
 
     explicit RankLayerModel(QObject *parent = nullptr);
 

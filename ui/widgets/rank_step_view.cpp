@@ -10,9 +10,14 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace nanscope {
+
+namespace {
+constexpr qint64 kRefreshMs = 1000;  // at most one read of the ranks' files a second while they grow
+}  // namespace
 
 RankStepView::RankStepView(QWidget *parent) : QWidget(parent)
 {
@@ -22,6 +27,7 @@ RankStepView::RankStepView(QWidget *parent) : QWidget(parent)
     stepBox_ = new QSpinBox;
     stepBox_->setObjectName(QStringLiteral("rankStep"));
     stepBox_->setRange(0, 0);
+    stepBox_->setKeyboardTracking(false);  // a typed number reads every rank's file once, not per digit
     stepBox_->setToolTip(tr("The step whose ranks the table shows (clicking the map or a plot picks it too)"));
     bar->addWidget(stepBox_);
     firstButton_ = new QPushButton(tr("&First non-finite"));
@@ -56,10 +62,10 @@ RankStepView::RankStepView(QWidget *parent) : QWidget(parent)
     clear();
 }
 
-void RankStepView::setJob(const std::vector<JobRank> &ranks)
+void RankStepView::setJob(const std::vector<JobRank> &ranks, const JobFailure &first)
 {
     ranks_ = ranks;
-    first_ = firstJobFailure(ranks_);
+    first_ = first;
     firstButton_->setEnabled(first_.step >= 0);
     const int step = std::max(first_.step, 0);
     if (stepBox_->value() == step) {
@@ -94,8 +100,19 @@ int RankStepView::step() const { return model_->jobStep().step; }
 
 void RankStepView::refreshIfIncomplete()
 {
-    if (ranks_.empty() || (sinceRead_.isValid() && sinceRead_.elapsed() < 1000))
+    if (ranks_.empty())
         return;
+    if (sinceRead_.isValid() && sinceRead_.elapsed() < kRefreshMs) {
+        // The last records may land within the second: look again when it is over.
+        if (!refreshQueued_) {
+            refreshQueued_ = true;
+            QTimer::singleShot(int(kRefreshMs - sinceRead_.elapsed()) + 1, this, [this] {
+                refreshQueued_ = false;
+                refreshIfIncomplete();
+            });
+        }
+        return;
+    }
     const JobStep &shown = model_->jobStep();
     const bool incomplete =
         std::any_of(shown.ranks.begin(), shown.ranks.end(), [](const RankStep &r) { return !r.record; });
@@ -120,10 +137,8 @@ void RankStepView::read()
     const int failed = model_->failedRankShown();
     if (failed >= 0) {  // bring the born-here cell into view
         const StepRecordPtr &r = model_->jobStep().ranks[std::size_t(model_->columnOfRank(failed))].record;
-        const int layer = r->origin.phase == Phase::Input  ? RankLayerModel::kInputRow
-                          : r->origin.phase == Phase::Loss ? RankLayerModel::kLossRow
-                                                           : r->origin.layer;
-        const QModelIndex cell = model_->index(model_->rowOfLayer(layer), model_->columnOfRank(failed));
+        const int row = model_->rowOfLayer(RankLayerModel::originRow(r->origin));
+        const QModelIndex cell = model_->index(row, model_->columnOfRank(failed));
         if (cell.isValid())
             table_->scrollTo(cell);
     }

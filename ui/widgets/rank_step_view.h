@@ -21,8 +21,9 @@ class RankStepView final : public QWidget {
 public:
     explicit RankStepView(QWidget *parent = nullptr);
 
-    // A job opened: shows the step where it went non-finite first (step 0 when it never did).
-    void setJob(const std::vector<JobRank> &ranks);
+    // A job opened: shows the step where it went non-finite first (`first`, as
+    // firstJobFailure() found it; step 0 when it never did).
+    void setJob(const std::vector<JobRank> &ranks, const JobFailure &first);
     void clear();
     void showStep(int step);
     // Reads the step again when a rank had not recorded it yet (a job still running), at most
@@ -50,6 +51,7 @@ private:
     QPushButton *firstButton_ = nullptr;
     QTableView *table_ = nullptr;
     QElapsedTimer sinceRead_;
+    bool refreshQueued_ = false;
 };
 
 }  // namespace nanscope

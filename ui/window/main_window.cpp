@@ -259,10 +259,11 @@ void MainWindow::onRunBegun(int)
     rateSteps_ = 0;
     stepsPerSecond_ = 0;
     deviceLabel_->setText(QString::fromStdString(controller_.runConfig().device));
-    if (pendingLayer_ != -1) {
+    if (pendingLayer_ != -1)
         selectLayer(pendingLayer_);
-        pendingLayer_ = -1;
-    }
+    if (pendingStep_ >= 0)
+        plots_->setCursorStep(pendingStep_);
+    pendingLayer_ = pendingStep_ = -1;
 }
 
 void MainWindow::showFirstOrigin()
@@ -302,6 +303,8 @@ void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
     plots_->refresh(store_);
     map_->setPrecision(controller_.controls().precision);  // mixed precision may change live
     map_->refresh(store_);
+    if (showingJob())
+        rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
 }
 

@@ -124,7 +124,8 @@ private:
     bool openRunFile(const QString &path, bool follow);
     bool openJob(const QString &folder, bool follow);
     void leaveJob();
-    void showRank(int rank, int layer);  // the rank x layer view's cell activated
+    void showRank(int rank, int layer);        // the rank x layer view's cell activated
+    bool openRankOfJob(int index, int layer);  // the rank selector's item `index`
     // Capsules and replay (main_window_replay.cpp).
     void buildReplay();
     void saveStep();
@@ -150,7 +151,9 @@ private:
     bool followJob_ = true;
     RankStepView *rankView_ = nullptr;
     QDockWidget *rankDock_ = nullptr;
+    int shownRank_ = -1;     // the rank selector's item the window shows
     int pendingLayer_ = -1;  // to select once the rank's run has begun
+    int pendingStep_ = -1;
     QLabel *stateLabel_ = nullptr;
     QLabel *stepLabel_ = nullptr;
     QLabel *rateLabel_ = nullptr;

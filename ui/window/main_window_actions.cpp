@@ -68,8 +68,7 @@ void MainWindow::buildActions()
     rankBox_->setToolTip(tr("The rank of the opened job whose run the window shows"));
     rankAction_ = bar->addWidget(rankBox_);
     rankAction_->setVisible(false);
-    connect(rankBox_, QOverload<int>::of(&QComboBox::activated), this,
-            [this](int index) { openRunFile(rankBox_->itemData(index).toString(), followJob_); });
+    connect(rankBox_, QOverload<int>::of(&QComboBox::activated), this, [this](int index) { openRankOfJob(index, -1); });
     run->addSeparator();
     QAction *saveStepAction = make(QStringLiteral("saveStep"), tr("Save this step"), QKeySequence(Qt::CTRL | Qt::Key_K),
                                    [this] { saveStep(); });

@@ -103,7 +103,8 @@ bool MainWindow::openJob(const QString &folder, bool follow)
         warn(tr("Cannot open the run"), QString::fromStdString(e.what()));
         return false;
     }
-    const JobRank &first = firstFailingRank(ranks);
+    const JobFailure failure = firstJobFailure(ranks);
+    const JobRank &first = ranks[std::size_t(std::max(failure.rankIndex, 0))];
     if (!openRunFile(QString::fromStdString(first.path), follow))
         return false;
     followJob_ = follow;
@@ -112,9 +113,10 @@ bool MainWindow::openJob(const QString &folder, bool follow)
         rankBox_->addItem(tr("rank %1").arg(r.rank), QString::fromStdString(r.path));
         rankBox_->setItemData(rankBox_->count() - 1, r.rank, kRankRole);
     }
-    rankBox_->setCurrentIndex(int(&first - ranks.data()));
+    shownRank_ = int(&first - ranks.data());
+    rankBox_->setCurrentIndex(shownRank_);
     rankAction_->setVisible(true);
-    rankView_->setJob(ranks);
+    rankView_->setJob(ranks, failure);
     rankDock_->show();
     rankDock_->raise();
     statusBar()->showMessage(
@@ -130,6 +132,7 @@ void MainWindow::leaveJob()
     rankBox_->clear();
     rankView_->clear();
     rankDock_->hide();
+    shownRank_ = -1;
 }
 
 void MainWindow::showRank(int rank, int layer)
@@ -137,16 +140,27 @@ void MainWindow::showRank(int rank, int layer)
     const int index = rankBox_->findData(rank, kRankRole);
     if (index < 0)
         return;
-    const int step = rankView_->step();
-    if (index != rankBox_->currentIndex()) {
-        rankBox_->setCurrentIndex(index);
-        pendingLayer_ = layer;
-        if (!openRunFile(rankBox_->itemData(index).toString(), followJob_))
-            return;
-    } else {
-        selectLayer(layer);
+    if (index != shownRank_) {
+        openRankOfJob(index, layer);
+        return;
     }
-    selectStep(step);
+    selectLayer(layer);
+    selectStep(rankView_->step());
+}
+
+bool MainWindow::openRankOfJob(int index, int layer)
+{
+    // The layer and the step shown are chosen again once the rank's run has begun (onRunBegun).
+    pendingLayer_ = layer;
+    pendingStep_ = rankView_->step();
+    if (!openRunFile(rankBox_->itemData(index).toString(), followJob_)) {
+        pendingLayer_ = pendingStep_ = -1;
+        rankBox_->setCurrentIndex(shownRank_);  // the selector names the rank shown
+        return false;
+    }
+    shownRank_ = index;
+    rankBox_->setCurrentIndex(index);
+    return true;
 }
 
 bool MainWindow::openRunFile(const QString &path, bool follow)

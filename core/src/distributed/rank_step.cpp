@@ -23,6 +23,7 @@ RankFindings stepAcrossRanks(Trainer &trainer, RankSync &sync, StepRecord &recor
     const std::string where = "non-finite before the all-reduce on " + found.text(trainer.layers());
     if (!found.badRanks.empty() && (policy == BadRankPolicy::Skip || int(found.badRanks.size()) == sync.world())) {
         // No trace on any rank: discardStep() puts back the buffers the forward pass moved.
+        sync.discardPending();
         trainer.discardStep(record, false);
         record.why = where + ": step skipped on every rank";
         events.push_back({EventKind::Recovery, record.step, layer, record.why});

@@ -173,6 +173,7 @@ void RankSync::startFrom(ModelAdapter &model)
 RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, std::size_t layers)
 {
     at::NoGradGuard noGrad;
+    discardPending();  // a skipped step's sums: not to be held twice, nor divided by mistake
     const std::int64_t width = kHead + std::int64_t(layers);
     // The table rides in front of the gradients, as floats: counts are exact to 2^24 values a
     // layer, beyond which they only need to stay non-zero.
@@ -229,6 +230,12 @@ void RankSync::sumGradients(ModelAdapter &model, int ranks)
     Gradients g = flatGradients(model, false);
     spread(allReduceInBuckets(group_, g.flat), g.flat, 0, ranks, false);
     putBack(g);
+}
+
+void RankSync::discardPending()
+{
+    pending_ = {};
+    pendingBuckets_.clear();
 }
 
 double RankSync::divideGradients(int ranks)

@@ -65,6 +65,8 @@ public:
     // bucket) and put into the parameters' gradients; returns the mean's norm. Until then each
     // gradient is still this rank's own: a step skipped on every rank copies nothing back.
     double divideGradients(int ranks);
+    // A step skipped on every rank: the sums exchange() holds are dropped.
+    void discardPending();
     // Every rank's buffers (BatchNorm's running statistics) become `root`'s, in one broadcast per
     // dtype.
     void shareBuffers(ModelAdapter &model, int root);

@@ -26,36 +26,73 @@ int rankInName(const std::string &name)
 
 std::vector<JobRank> jobRunFiles(const std::string &folder)
 {
-    std::vector<JobRank> files;
+    struct Candidate {
+        std::string path, name;
+        int named = -1;  // the rank its name says (rank-R.nsrun)
+        bool readable = false;
+        int rank = -1;  // the rank its run row says
+        int world = 0;  // 0: a run of its own, or a file that cannot be read (yet)
+    };
+    std::vector<Candidate> candidates;
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
         if (entry.path().extension() != kRunFileExtension)
             continue;
-        // The run row of a job's rank says which rank wrote it, whatever its name (a launcher's own
-        // naming); other files count by their name (a file that cannot be read yet shows its error
-        // when opened).
-        int rank = rankInName(entry.path().filename().string());
+        Candidate c{entry.path().string(), entry.path().filename().string()};
+        c.named = rankInName(c.name);
         try {
-            const RunFile file(entry.path().string());
-            if (file.info().worldSize > 0)
-                rank = file.info().rank;
+            const RunFile file(c.path);
+            c.readable = true;
+            c.rank = file.info().rank;
+            c.world = file.info().worldSize;
         } catch (const RunFileError &) {
+            // counted by its name; its error shows when it is opened
         }
-        if (rank >= 0)
-            files.push_back({rank, entry.path().string()});
+        candidates.push_back(std::move(c));
+    }
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate &a, const Candidate &b) { return a.name < b.name; });
+    // The run rows of a job's ranks say which rank wrote each file, whatever its name (a launcher's
+    // own naming), and of how many. Where no file says so (runs of their own copied in, files not
+    // written yet), the names do.
+    const auto job = std::find_if(candidates.begin(), candidates.end(), [](const Candidate &c) { return c.world > 0; });
+    std::vector<JobRank> files;
+    std::vector<bool> byName;  // the file's name agrees with its rank
+    for (const Candidate &c : candidates) {
+        if (job != candidates.end() && c.world > 0 && c.world != job->world)
+            throw RunFileError(folder + ": holds the files of different jobs: " + job->name + " (world size " +
+                               std::to_string(job->world) + ") and " + c.name + " (world size " +
+                               std::to_string(c.world) + ")");
+        // Beside a job's ranks, a run of its own is none of them, whatever its name.
+        const int rank = c.world > 0 ? c.rank : (job == candidates.end() || !c.readable) ? c.named : -1;
+        if (rank < 0)
+            continue;
+        files.push_back({rank, c.path});
+        byName.push_back(c.named == rank);
     }
     if (files.empty())
         throw RunFileError(folder + ": is a folder that holds no rank's run file (a job's run folder, as run --ranks N "
                                     "--record FOLDER writes it)");
-    std::sort(files.begin(), files.end(),
-              [](const JobRank &a, const JobRank &b) { return a.rank != b.rank ? a.rank < b.rank : a.path < b.path; });
-    for (std::size_t i = 1; i < files.size(); ++i)
-        if (files[i].rank == files[i - 1].rank)
-            throw RunFileError(folder + ": two run files are rank " + std::to_string(files[i].rank) +
-                               "'s: " + std::filesystem::path(files[i - 1].path).filename().string() + " and " +
-                               std::filesystem::path(files[i].path).filename().string() +
-                               " (one folder holds one job)");
-    return files;
+    // Two files of one rank (a copy saved beside it): the one named rank-R.nsrun is the rank's;
+    // without one, the folder cannot say.
+    std::vector<JobRank> kept;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        bool keep = true;
+        for (std::size_t j = 0; j < files.size() && keep; ++j) {
+            if (i == j || files[i].rank != files[j].rank)
+                continue;
+            if (byName[i] == byName[j])
+                throw RunFileError(folder + ": two run files are rank " + std::to_string(files[i].rank) +
+                                   "'s: " + std::filesystem::path(files[std::min(i, j)].path).filename().string() +
+                                   " and " + std::filesystem::path(files[std::max(i, j)].path).filename().string() +
+                                   " (one folder holds one job)");
+            keep = byName[i];
+        }
+        if (keep)
+            kept.push_back(files[i]);
+    }
+    std::sort(kept.begin(), kept.end(), [](const JobRank &a, const JobRank &b) { return a.rank < b.rank; });
+    return kept;
 }
 
 JobFailure firstJobFailure(const std::vector<JobRank> &ranks)

@@ -236,6 +236,9 @@ Capsule decodeCapsule(const CapsuleBlob &blob)
                 c.window.push_back(std::move(b));
                 c.windowHashes.push_back(std::stoull(window[i].at("data_hash").get<std::string>()));
             }
+            if (c.windowFromSeed)  // in a window from the seed, a batch kept whole was injected
+                for (TrainingBatch &b : c.window)
+                    b.injected = b.x.defined();
         }
     } catch (const CapsuleError &) {
         throw;

@@ -68,7 +68,8 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
 {
     RunConfig config = file.info().config;
     config.fault = {};
-    config.parallel = {};  // one rank's step, computed alone
+    config.nanSample = {};  // the capsule's batch holds the injected sample already
+    config.parallel = {};   // one rank's step, computed alone
     config.capsuleSteps.clear();
     config.capsuleOnFailure = false;
     config.savePath.clear();

@@ -61,6 +61,8 @@ std::string invalidRunConfigReason(const RunConfig &config)
         return "the rendezvous port must lie in 1..65535, got " + std::to_string(p.port);
     if (config.fault.rank >= 0 && (!p.active() || config.fault.rank >= p.world))
         return "a fault on rank " + std::to_string(config.fault.rank) + " needs a job with that rank (--ranks N)";
+    if (config.nanSample.active() && config.nanSample.rank < 0 && p.active())
+        return "in a job, a NaN sample names its rank: --inject nan-sample@RANK:STEP";
     if (config.nanSample.rank >= 0 && (!p.active() || config.nanSample.rank >= p.world))
         return "a NaN sample on rank " + std::to_string(config.nanSample.rank) +
                " needs a job with that rank (--ranks N)";

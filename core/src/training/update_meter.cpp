@@ -51,6 +51,8 @@ bool UpdateMeter::refreshViews(const ModelAdapter &model)
     for (std::size_t l = 0; l < model.layers().size(); ++l) {
         std::int64_t length = 0;
         for (const at::Tensor &p : model.layerParameters(int(l))) {
+            if (p.numel() == 0)
+                continue;  // nothing to move, and no storage to read
             params.push_back(p);
             viewLayer.push_back(layerOf.size());
             length += p.numel();
