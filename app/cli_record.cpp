@@ -108,14 +108,19 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     int code = 0;
     for (const JobRank &r : jobRunFiles(path)) {
         const int rank = r.rank;
-        std::ostringstream one;
-        code = std::max(code, reportFile(r.path, json, one, err));
+        std::ostringstream one, failed;
+        code = std::max(code, reportFile(r.path, json, one, failed));
         std::istringstream lines(one.str());
         if (!json)
             out << "rank " << rank << " (" << r.path << "):\n";
         for (std::string line; std::getline(lines, line);)
             out << (json && !line.empty() && line[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + line.substr(1)
                                                             : "  " + line)
+                << '\n';
+        // A rank whose run ended on an error (a rank of the job vanished) says so in its place.
+        std::istringstream errors(failed.str());
+        for (std::string line; std::getline(errors, line);)
+            err << "nanscope: rank " << rank << ": " << (line.rfind("nanscope: ", 0) == 0 ? line.substr(10) : line)
                 << '\n';
     }
     return code;

@@ -150,7 +150,7 @@ void RunPrinter::runFinished(const RunSummary &s)
     summary_ = s;
     if (json_)
         printSummaryJson(s);
-    else if (s.error.empty())  // main() prints the one-line error
+    else if (s.error.empty() || summaryOnly_)  // main() prints the one-line error; `report` the steps before it too
         printSummaryText(s);
 }
 
@@ -188,7 +188,9 @@ void RunPrinter::printSummaryJson(const RunSummary &s)
 void RunPrinter::printSummaryText(const RunSummary &s)
 {
     out_ << "\n== report ==\n";
-    if (!s.finished)
+    if (!s.error.empty())
+        out_ << "the run ended on an error: " << s.error << "\n";
+    else if (!s.finished)
         out_ << "the run did not finish (its writer stopped before the end): the report covers the " << s.stepsRun
              << " steps recorded\n";
     out_ << "steps run: " << s.stepsRun << ", precision " << s.precision

@@ -189,7 +189,8 @@ void TestRanks::aKilledRankStopsTheOthers()
                           "100000", "--json",     "--collective-timeout", "10"};
     QProcess ranks[2];
     for (int r = 0; r < 2; ++r)
-        startRank(ranks[r], r, 2, port, run);
+        startRank(ranks[r], r, 2, port,
+                  run + QStringList{"--record", path(qPrintable(QString("killed-%1.nsrun").arg(r)))});
     // Both are training once rank 1 has written a few steps.
     QElapsedTimer t;
     t.start();
@@ -206,6 +207,14 @@ void TestRanks::aKilledRankStopsTheOthers()
     QVERIFY2(t.elapsed() < 15000, qPrintable(QString::number(t.elapsed())));
     QCOMPARE(survivor.code, 1);
     QVERIFY2(survivor.err.contains("rank 1 vanished"), qPrintable(survivor.err));
+    // The survivor's file keeps its steps and says how the run ended, with its state at the end.
+    const RunFile file(path("killed-0.nsrun").toStdString());
+    QVERIFY(QString::fromStdString(file.info().summary.error).startsWith("rank 1 vanished"));
+    QCOMPARE(file.info().summary.precision, std::string("fp32"));
+    QVERIFY(file.info().summary.stepsRun >= 3);
+    const Finished report = runNanscope({"report", path("killed-0.nsrun")});
+    QCOMPARE(report.code, 1);
+    QVERIFY2(report.out.contains("the run ended on an error: rank 1 vanished"), qPrintable(report.out));
 }
 
 void TestRanks::theBenchmarkComparesSideBySide()

@@ -43,6 +43,8 @@ void RunLoop::run()
     } catch (const std::exception &e) {
         summary_.error = firstSentence(e.what());
         raise({EventKind::Error, -1, -1, summary_.error});
+        if (trainer_)  // what the run got to, as a finished run's summary says it
+            describeState();
     }
     summary_.nonFiniteStepsPerLayer = perLayer_;
     summary_.stepsPerSecond = activeMillis_ > 0 ? summary_.stepsRun / (activeMillis_ / 1000.0) : 0.0;
@@ -341,6 +343,11 @@ void RunLoop::finish()
     }
     if (ranks_)
         compareRankParameters(trainer_->step(), true);
+    describeState();
+}
+
+void RunLoop::describeState()
+{
     summary_.quarantinedSamples.assign(trainer_->quarantined().begin(), trainer_->quarantined().end());
     summary_.finalLearningRate = trainer_->learningRate();
     summary_.finalStateFinite = trainer_->stateFinite();

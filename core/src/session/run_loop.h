@@ -73,6 +73,7 @@ private:
     void compareRankParameters(int step, bool final);
     void account(const StepRecord &record);
     void finish();
+    void describeState();  // the summary's final state: lr, precision, loss scale, quarantine
 
     void raise(Event event);
     void setState(SessionState state);
