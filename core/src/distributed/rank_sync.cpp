@@ -1,5 +1,7 @@
 #include "distributed/rank_sync.h"
 
+#include "health/lane_sum.h"
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
@@ -38,33 +40,15 @@ std::vector<SummedBucket> allReduceInBuckets(RankGroup &group, const std::vector
     return buckets;
 }
 
-// Divides n values by `ranks` in place and returns the sum of their squares: one pass on the host,
-// in lanes the compiler can vectorise, folded into a double every few thousand values.
+// Divides n values by `ranks` in place and returns the sum of their squares, in one pass.
 template <typename T> double divideAndSumSquares(T *v, std::int64_t n, int ranks)
 {
-    constexpr int kLanes = 8;
-    constexpr std::int64_t kBlock = 4096;
     const bool divide = ranks > 1;
-    double total = 0;
-    for (std::int64_t start = 0; start < n; start += kBlock) {
-        const std::int64_t end = std::min(n, start + kBlock);
-        T lanes[kLanes] = {};
-        std::int64_t i = start;
-        for (; i + kLanes <= end; i += kLanes)
-            for (int l = 0; l < kLanes; ++l) {
-                if (divide)
-                    v[i + l] /= T(ranks);
-                lanes[l] += v[i + l] * v[i + l];
-            }
-        for (; i < end; ++i) {
-            if (divide)
-                v[i] /= T(ranks);
-            total += double(v[i]) * double(v[i]);
-        }
-        for (T x : lanes)
-            total += double(x);
-    }
-    return total;
+    return sumInLanes<T>(n, [v, divide, ranks](std::int64_t i) {
+        if (divide)
+            v[i] /= T(ranks);
+        return v[i] * v[i];
+    });
 }
 
 // Divides the gradients in each bucket by `ranks` (flat entries before `firstGradient` are not

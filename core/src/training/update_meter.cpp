@@ -1,5 +1,6 @@
 #include "training/update_meter.h"
 
+#include "health/lane_sum.h"
 #include "model/model_adapter.h"
 
 #include <ATen/ATen.h>
@@ -15,30 +16,12 @@ namespace nanscope {
 
 namespace {
 
-// The sum of (a[i] - b[i])^2: float lanes the compiler can keep in vector registers, folded into a
-// double every few thousand values so that a long layer loses no precision.
 double sumSquaredDifference(const float *a, const float *b, std::int64_t n)
 {
-    constexpr int kLanes = 8;
-    constexpr std::int64_t kBlock = 4096;
-    double total = 0;
-    for (std::int64_t start = 0; start < n; start += kBlock) {
-        const std::int64_t end = std::min(n, start + kBlock);
-        float lanes[kLanes] = {};
-        std::int64_t i = start;
-        for (; i + kLanes <= end; i += kLanes)
-            for (int l = 0; l < kLanes; ++l) {
-                const float d = a[i + l] - b[i + l];
-                lanes[l] += d * d;
-            }
-        for (; i < end; ++i) {
-            const float d = a[i] - b[i];
-            total += double(d) * double(d);
-        }
-        for (float v : lanes)
-            total += double(v);
-    }
-    return total;
+    return sumInLanes<float>(n, [a, b](std::int64_t i) {
+        const float d = a[i] - b[i];
+        return d * d;
+    });
 }
 
 }  // namespace
