@@ -109,7 +109,12 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     for (const JobRank &r : jobRunFiles(path)) {
         const int rank = r.rank;
         std::ostringstream one, failed;
-        code = std::max(code, reportFile(r.path, json, one, failed));
+        try {
+            code = std::max(code, reportFile(r.path, json, one, failed));
+        } catch (const std::exception &e) {  // a rank's file that cannot be read: the others still report
+            failed << e.what() << '\n';
+            code = std::max(code, 1);
+        }
         std::istringstream lines(one.str());
         if (!json)
             out << "rank " << rank << " (" << r.path << "):\n";

@@ -189,7 +189,7 @@ void RunPrinter::printSummaryText(const RunSummary &s)
 {
     out_ << "\n== report ==\n";
     if (!s.error.empty())
-        out_ << "the run ended on an error: " << s.error << "\n";
+        out_ << "error: " << s.error << "\n";
     else if (!s.finished)
         out_ << "the run did not finish (its writer stopped before the end): the report covers the " << s.stepsRun
              << " steps recorded\n";

@@ -123,8 +123,11 @@ void TestJobFolder::ranksAreFoundByTheirRunRows()
     QVERIFY(QFile::copy(job + "/rank-0.nsrun", copied + "/rank-0.nsrun"));
     QVERIFY(QFile::copy(job + "/rank-1.nsrun", copied + "/rank-1.nsrun"));
     QVERIFY(QFile::copy(job + "/rank-1.nsrun", copied + "/saved-copy.nsrun"));
+    QVERIFY(QFile::copy(job + "/rank-0.nsrun", copied + "/0-copy.nsrun"));  // two copies, sorted first
+    QVERIFY(QFile::copy(job + "/rank-0.nsrun", copied + "/00-copy.nsrun"));
     const std::vector<JobRank> kept = jobRunFiles(copied.toStdString());
     QCOMPARE(int(kept.size()), 2);
+    QVERIFY(QString::fromStdString(kept[0].path).endsWith("/rank-0.nsrun"));
     QVERIFY(QString::fromStdString(kept[1].path).endsWith("/rank-1.nsrun"));
     const QString single = path("single");
     const Finished one =
@@ -135,8 +138,8 @@ void TestJobFolder::ranksAreFoundByTheirRunRows()
         jobRunFiles(copied.toStdString());
         QFAIL("the files of two jobs were accepted as one");
     } catch (const RunFileError &e) {
-        QVERIFY2(QString::fromUtf8(e.what()).contains("holds the files of different jobs: other-job.nsrun (world "
-                                                      "size 1) and rank-0.nsrun (world size 2)"),
+        QVERIFY2(QString::fromUtf8(e.what()).contains("holds the files of different jobs: 0-copy.nsrun (world "
+                                                      "size 2) and other-job.nsrun (world size 1)"),
                  e.what());
     }
 

@@ -117,9 +117,22 @@ void RankStepView::refreshIfIncomplete()
     const bool incomplete =
         std::any_of(shown.ranks.begin(), shown.ranks.end(), [](const RankStep &r) { return !r.record; });
     if (incomplete || first_.step < 0) {
+        const int grownTo = shown.lastStep;
         first_ = firstJobFailure(ranks_);
         firstButton_->setEnabled(first_.step >= 0);
         read();
+        // A rank behind the one shown records the step later, with nothing shown to say so: look
+        // again while the job still grows.
+        const JobStep &now = model_->jobStep();
+        const bool stillIncomplete =
+            std::any_of(now.ranks.begin(), now.ranks.end(), [](const RankStep &r) { return !r.record; });
+        if (stillIncomplete && now.lastStep > grownTo && !refreshQueued_) {
+            refreshQueued_ = true;
+            QTimer::singleShot(int(kRefreshMs), this, [this] {
+                refreshQueued_ = false;
+                refreshIfIncomplete();
+            });
+        }
     }
 }
 

@@ -150,6 +150,8 @@ void MainWindow::showRank(int rank, int layer)
 
 bool MainWindow::openRankOfJob(int index, int layer)
 {
+    if (index == shownRank_)
+        return true;  // shown already: nothing to reopen
     // The layer and the step shown are chosen again once the rank's run has begun (onRunBegun).
     pendingLayer_ = layer;
     pendingStep_ = rankView_->step();

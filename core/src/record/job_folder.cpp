@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 namespace nanscope {
 
@@ -56,43 +57,40 @@ std::vector<JobRank> jobRunFiles(const std::string &folder)
     // own naming), and of how many. Where no file says so (runs of their own copied in, files not
     // written yet), the names do.
     const auto job = std::find_if(candidates.begin(), candidates.end(), [](const Candidate &c) { return c.world > 0; });
-    std::vector<JobRank> files;
-    std::vector<bool> byName;  // the file's name agrees with its rank
+    // Each rank's candidates, best first: a job's file whose name agrees, then a job's file of
+    // another name, then a file counted by its name alone (unreadable, or a run of its own where no
+    // file is a job's).
+    std::map<int, std::vector<std::pair<int, const Candidate *>>> byRank;
     for (const Candidate &c : candidates) {
         if (job != candidates.end() && c.world > 0 && c.world != job->world)
             throw RunFileError(folder + ": holds the files of different jobs: " + job->name + " (world size " +
                                std::to_string(job->world) + ") and " + c.name + " (world size " +
                                std::to_string(c.world) + ")");
-        // Beside a job's ranks, a run of its own is none of them, whatever its name.
-        const int rank = c.world > 0 ? c.rank : (job == candidates.end() || !c.readable) ? c.named : -1;
-        if (rank < 0)
-            continue;
-        files.push_back({rank, c.path});
-        byName.push_back(c.named == rank);
+        int rank = -1, preference = 0;
+        if (c.world > 0) {
+            rank = c.rank;
+            preference = c.named == rank ? 3 : 2;
+        } else if (job == candidates.end() || (!c.readable && c.named < job->world)) {
+            rank = c.named;  // beside a job's ranks, a run of its own is none of them
+            preference = 1;
+        }
+        if (rank >= 0)
+            byRank[rank].emplace_back(preference, &c);
     }
-    if (files.empty())
+    if (byRank.empty())
         throw RunFileError(folder + ": is a folder that holds no rank's run file (a job's run folder, as run --ranks N "
                                     "--record FOLDER writes it)");
-    // Two files of one rank (a copy saved beside it): the one named rank-R.nsrun is the rank's;
-    // without one, the folder cannot say.
-    std::vector<JobRank> kept;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-        bool keep = true;
-        for (std::size_t j = 0; j < files.size() && keep; ++j) {
-            if (i == j || files[i].rank != files[j].rank)
-                continue;
-            if (byName[i] == byName[j])
-                throw RunFileError(folder + ": two run files are rank " + std::to_string(files[i].rank) +
-                                   "'s: " + std::filesystem::path(files[std::min(i, j)].path).filename().string() +
-                                   " and " + std::filesystem::path(files[std::max(i, j)].path).filename().string() +
-                                   " (one folder holds one job)");
-            keep = byName[i];
-        }
-        if (keep)
-            kept.push_back(files[i]);
+    // Two files of one rank (a copy saved beside it): the best is the rank's; two equally good
+    // ones, and the folder cannot say.
+    std::vector<JobRank> files;
+    for (auto &[rank, found] : byRank) {
+        std::stable_sort(found.begin(), found.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+        if (found.size() > 1 && found[0].first == found[1].first)
+            throw RunFileError(folder + ": two run files are rank " + std::to_string(rank) + "'s: " +
+                               found[0].second->name + " and " + found[1].second->name + " (one folder holds one job)");
+        files.push_back({rank, found.front().second->path});
     }
-    std::sort(kept.begin(), kept.end(), [](const JobRank &a, const JobRank &b) { return a.rank < b.rank; });
-    return kept;
+    return files;
 }
 
 JobFailure firstJobFailure(const std::vector<JobRank> &ranks)

@@ -178,13 +178,15 @@ void RecordedRun::play(int run)
     RunFile &file = *file_;
     RunSummary summary;
     std::string error;
+    std::unique_ptr<SummaryBuilder> built;  // what was read, should reading fail half-way
     try {
         file.refresh();
         RunConfig config = file.info().config;
         const std::vector<Layer> &layers = file.layers();
         observers_.forEach([&](RunObserver &o) { o.runStarted(run, layers, config); });
         setState(SessionState::Running);
-        SummaryBuilder builder(file.info(), layers.size());
+        built = std::make_unique<SummaryBuilder>(file.info(), layers.size());
+        SummaryBuilder &builder = *built;
         int lastStep = -1;
         std::int64_t lastEvent = 0;
         std::vector<Event> pendingEvents;
@@ -249,6 +251,8 @@ void RecordedRun::play(int run)
         }
     } catch (const std::exception &e) {
         error = e.what();
+        if (built)
+            summary = built->summary();  // the steps read before the file failed
         summary.error = error;
         summary.finished = false;
     }

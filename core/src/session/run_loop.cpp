@@ -43,8 +43,13 @@ void RunLoop::run()
     } catch (const std::exception &e) {
         summary_.error = firstSentence(e.what());
         raise({EventKind::Error, -1, -1, summary_.error});
-        if (trainer_)  // what the run got to, as a finished run's summary says it
-            describeState();
+        if (trainer_) {  // what the run got to, as a finished run's summary says it
+            try {
+                describeState();
+            } catch (const std::exception &) {
+                // a device that failed may fail again when read: the error above is what counts
+            }
+        }
     }
     summary_.nonFiniteStepsPerLayer = perLayer_;
     summary_.stepsPerSecond = activeMillis_ > 0 ? summary_.stepsRun / (activeMillis_ / 1000.0) : 0.0;
