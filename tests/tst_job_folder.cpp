@@ -22,6 +22,7 @@ private slots:
     void ranksAreFoundByTheirRunRows();
     void aJobFolderIsReportedAndReplayed();
     void theTextReportFollowsTheSteps();
+    void ranksThatCannotStartSayWhy();
     void badInjectionsSayWhy_data();
     void badInjectionsSayWhy();
 
@@ -210,6 +211,18 @@ void TestJobFolder::theTextReportFollowsTheSteps()
     QVERIFY(ranksOfEvents.contains(0) && ranksOfEvents.contains(1));
     QCOMPARE(lastStep, 12);  // the parameters compared at the end
     QCOMPARE(ranksOfSummaries, (QList<int>{0, 1}));
+}
+
+void TestJobFolder::ranksThatCannotStartSayWhy()
+{
+    // Every rank stops before its first step: the report says why, rank by rank, and fails.
+    const Finished f = runNanscope(
+        {"run", "--scenario", "large-lr-ce", "--steps", "3", "--ranks", "2", "--inject-fault", "bitflip@1:nosuch:1"});
+    QCOMPARE(f.code, 1);
+    for (int r = 0; r < 2; ++r)
+        QVERIFY2(f.out.contains(
+                     QStringLiteral("rank %1: stopped after 0 steps: cannot inject a fault into 'nosuch'").arg(r)),
+                 qPrintable(f.out));
 }
 
 void TestJobFolder::badInjectionsSayWhy_data()
