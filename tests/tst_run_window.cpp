@@ -15,6 +15,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QProcess>
 #include <QPushButton>
 #include <QDoubleSpinBox>
 #include <QDir>
@@ -58,6 +59,7 @@ private slots:
     void replayThisStepShowsTheVerdict();
     void saveThisStepKeepsACapsule();
     void aJobFolderOpensWithARankSelector();
+    void aRecordedJobShowsWhichRankWentFirst();
 
 private:
     QTemporaryDir dir_;
@@ -355,6 +357,41 @@ void TestRunWindow::aJobFolderOpensWithARankSelector()
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.filePath(QStringLiteral("rank-1.nsrun")))); }));
     QVERIFY(!opened.showingJob());
     QCOMPARE(cells->columnCount(), 0);
+}
+
+void TestRunWindow::aRecordedJobShowsWhichRankWentFirst()
+{
+    // A job recorded by `run --ranks 2`, its files named their own way: the run rows say the ranks.
+    // Rank 1 draws a NaN sample at step 2; the window opens on it, its Ranks panel marks rank 1's
+    // input at step 2, and rank 0 stayed finite.
+    QTemporaryDir job;
+    QProcess nanscope;
+    QStringList args;
+    for (const char *a :
+         {"run", "--scenario", "large-lr-ce", "--steps", "5", "--ranks", "2", "--inject", "nan-sample@1:2", "--record"})
+        args << QString::fromLatin1(a);
+    nanscope.start(QStringLiteral(NANSCOPE_EXE), args << job.path());
+    QVERIFY(nanscope.waitForFinished(120000));
+    QCOMPARE(nanscope.exitCode(), 0);
+    for (int r = 0; r < 2; ++r)
+        QVERIFY(QFile::rename(job.filePath(QStringLiteral("rank-%1.nsrun").arg(r)),
+                              job.filePath(QStringLiteral("node-%1.nsrun").arg(char('b' - r)))));
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.path())); }));
+    QVERIFY(opened.showingJob());
+    QCOMPARE(opened.rankSelector()->currentText(), QStringLiteral("rank 1"));
+    QVERIFY(opened.runFile().endsWith(QStringLiteral("node-a.nsrun")));
+    const RankLayerModel *cells = opened.rankView()->model();
+    QCOMPARE(opened.rankView()->step(), 2);
+    QCOMPARE(cells->index(cells->rowOfLayer(RankLayerModel::kInputRow), 1).data(RankLayerModel::StatusRole).toInt(),
+             int(LayerStatus::BornHere));
+    QCOMPARE(cells->index(cells->rowOfLayer(RankLayerModel::kInputRow), 1).data().toString(),
+             QStringLiteral("◆ 1 NaN"));
+    for (int row = 0; row < cells->rowCount(); ++row)
+        QCOMPARE(cells->index(row, 0).data(RankLayerModel::StatusRole).toInt(), int(LayerStatus::Clean));
+    QVERIFY2(opened.rankView()->summaryText().contains(
+                 QStringLiteral("The job went non-finite first at step 2, on rank 1.")),
+             qPrintable(opened.rankView()->summaryText()));
 }
 
 QTEST_MAIN(TestRunWindow)
