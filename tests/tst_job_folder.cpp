@@ -139,8 +139,24 @@ void TestJobFolder::ranksAreFoundByTheirRunRows()
         jobRunFiles(copied.toStdString());
         QFAIL("the files of two jobs were accepted as one");
     } catch (const RunFileError &e) {
-        QVERIFY2(QString::fromUtf8(e.what()).contains("holds the files of different jobs: 0-copy.nsrun (world "
-                                                      "size 2) and other-job.nsrun (world size 1)"),
+        const QString what = QString::fromUtf8(e.what());
+        QVERIFY2(what.contains("holds the files of different jobs: 0-copy.nsrun (world size 2, store 127.0.0.1:") &&
+                     what.contains("and other-job.nsrun (world size 1, store 127.0.0.1:"),
+                 e.what());
+    }
+    // Two jobs of one size, one rank from each: they met at different stores.
+    const QString second = path("second"), mixed = path("mixed");
+    const Finished again =
+        runNanscope({"run", "--scenario", "large-lr-ce", "--steps", "2", "--ranks", "2", "--record", second, "--json"});
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QVERIFY(QDir().mkpath(mixed));
+    QVERIFY(QFile::copy(job + "/rank-0.nsrun", mixed + "/rank-0.nsrun"));
+    QVERIFY(QFile::copy(second + "/rank-1.nsrun", mixed + "/rank-1.nsrun"));
+    try {
+        jobRunFiles(mixed.toStdString());
+        QFAIL("two jobs of one size were accepted as one");
+    } catch (const RunFileError &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains("holds the files of different jobs: rank-0.nsrun (world size 2"),
                  e.what());
     }
 

@@ -33,19 +33,29 @@ std::vector<JobRank> jobRunFiles(const std::string &folder)
         bool readable = false;
         int rank = -1;  // the rank its run row says
         int world = 0;  // 0: a run of its own, or a file that cannot be read (yet)
+        // The job it belongs to: the ranks of one job meet at one store and train one thing.
+        std::string job;
+        std::string describeJob() const { return name + " (world size " + std::to_string(world) + ", " + job + ")"; }
     };
     std::vector<Candidate> candidates;
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator(folder, ec)) {
         if (entry.path().extension() != kRunFileExtension)
             continue;
-        Candidate c{entry.path().string(), entry.path().filename().string()};
+        Candidate c;
+        c.path = entry.path().string();
+        c.name = entry.path().filename().string();
         c.named = rankInName(c.name);
         try {
             const RunFile file(c.path);
             c.readable = true;
             c.rank = file.info().rank;
             c.world = file.info().worldSize;
+            const RunConfig &config = file.info().config;
+            c.job = "store " + config.parallel.address + ":" + std::to_string(config.parallel.port) + ", " +
+                    // a model's bytes, not its path, which may differ from machine to machine
+                    (config.usesModelFile() ? "model " + file.info().modelSha256.substr(0, 12) : config.scenario) +
+                    ", seed " + std::to_string(config.seed);
         } catch (const RunFileError &) {
             // counted by its name; its error shows when it is opened
         }
@@ -62,10 +72,9 @@ std::vector<JobRank> jobRunFiles(const std::string &folder)
     // file is a job's).
     std::map<int, std::vector<std::pair<int, const Candidate *>>> byRank;
     for (const Candidate &c : candidates) {
-        if (job != candidates.end() && c.world > 0 && c.world != job->world)
-            throw RunFileError(folder + ": holds the files of different jobs: " + job->name + " (world size " +
-                               std::to_string(job->world) + ") and " + c.name + " (world size " +
-                               std::to_string(c.world) + ")");
+        if (job != candidates.end() && c.world > 0 && (c.world != job->world || c.job != job->job))
+            throw RunFileError(folder + ": holds the files of different jobs: " + job->describeJob() + " and " +
+                               c.describeJob());
         int rank = -1, preference = 0;
         if (c.world > 0) {
             rank = c.rank;
