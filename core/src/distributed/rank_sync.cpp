@@ -66,7 +66,8 @@ double spread(const std::vector<SummedBucket> &buckets, std::vector<at::Tensor> 
         for (std::size_t k = b.first; k < b.last && k < firstGradient; ++k)
             from += flat[k].numel();
         at::Tensor gradients = b.sum.narrow(0, from, b.sum.numel() - from);
-        const bool host = gradients.device().is_cpu() && gradients.is_contiguous();
+        // Without a norm to take (a plain loop's division), one op as DistributedDataParallel does.
+        const bool host = norm && gradients.device().is_cpu() && gradients.is_contiguous();
         if (host && gradients.scalar_type() == at::kFloat) {
             hostSquares += divideAndSumSquares(gradients.data_ptr<float>(), gradients.numel(), ranks);
         } else if (host && gradients.scalar_type() == at::kDouble) {
