@@ -97,6 +97,16 @@ void UpdateMeter::before(const ModelAdapter &model)
     }
 }
 
+void UpdateMeter::setRatios(StepRecord &record, const double *squares) const
+{
+    for (std::size_t j = 0; j < layerOf_.size() && layerOf_[j] < record.layers.size(); ++j) {
+        LayerHealth &lh = record.layers[layerOf_[j]];
+        const double norm = lh.params.finiteL2;
+        lh.updateRatio =
+            norm > 0.0 && std::isfinite(norm) ? std::sqrt(squares[j]) / norm : std::numeric_limits<double>::quiet_NaN();
+    }
+}
+
 void UpdateMeter::afterOnHost(StepRecord &record)
 {
     std::vector<double> squares(layerOf_.size(), 0.0);
@@ -106,12 +116,7 @@ void UpdateMeter::afterOnHost(StepRecord &record)
         squares[viewLayer_[i]] += sumSquaredDifference(views_[i].data_ptr<float>(), before, n);
         before += n;
     }
-    for (std::size_t j = 0; j < layerOf_.size() && layerOf_[j] < record.layers.size(); ++j) {
-        LayerHealth &lh = record.layers[layerOf_[j]];
-        const double norm = lh.params.finiteL2;
-        lh.updateRatio =
-            norm > 0.0 && std::isfinite(norm) ? std::sqrt(squares[j]) / norm : std::numeric_limits<double>::quiet_NaN();
-    }
+    setRatios(record, squares.data());
 }
 
 void UpdateMeter::after(StepRecord &record)
@@ -129,13 +134,7 @@ void UpdateMeter::after(StepRecord &record)
     // One op sums each layer's stretch (a loop of per-layer sums cost 3% of a small model's step).
     const at::Tensor sums = at::segment_reduce(before_, "sum", segmentLengths_);
     const at::Tensor host = sums.to(at::kCPU, at::kDouble);  // one read for every layer
-    const double *squares = host.data_ptr<double>();
-    for (std::size_t j = 0; j < layerOf_.size() && layerOf_[j] < record.layers.size(); ++j) {
-        LayerHealth &lh = record.layers[layerOf_[j]];
-        const double norm = lh.params.finiteL2;
-        lh.updateRatio =
-            norm > 0.0 && std::isfinite(norm) ? std::sqrt(squares[j]) / norm : std::numeric_limits<double>::quiet_NaN();
-    }
+    setRatios(record, host.data_ptr<double>());
 }
 
 }  // namespace nanscope

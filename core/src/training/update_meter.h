@@ -33,6 +33,8 @@ private:
     bool refreshViews(const ModelAdapter &model);
 
     void afterOnHost(StepRecord &record);
+    // Each layer's ratio from the sum of its squared differences (squares[j]: layer layerOf_[j]).
+    void setRatios(StepRecord &record, const double *squares) const;
 
     std::vector<at::Tensor> views_;
     bool onHost_ = false;                 // every parameter is a CPU float tensor: the plain loops
