@@ -98,42 +98,41 @@ void RankStepView::showStep(int step)
 
 int RankStepView::step() const { return model_->jobStep().step; }
 
+bool RankStepView::incomplete() const
+{
+    const JobStep &shown = model_->jobStep();
+    return std::any_of(shown.ranks.begin(), shown.ranks.end(), [](const RankStep &r) { return !r.record; });
+}
+
+void RankStepView::refreshIn(qint64 ms)
+{
+    if (refreshQueued_)
+        return;
+    refreshQueued_ = true;
+    QTimer::singleShot(int(ms), this, [this] {
+        refreshQueued_ = false;
+        refreshIfIncomplete();
+    });
+}
+
 void RankStepView::refreshIfIncomplete()
 {
     if (ranks_.empty())
         return;
     if (sinceRead_.isValid() && sinceRead_.elapsed() < kRefreshMs) {
-        // The last records may land within the second: look again when it is over.
-        if (!refreshQueued_) {
-            refreshQueued_ = true;
-            QTimer::singleShot(int(kRefreshMs - sinceRead_.elapsed()) + 1, this, [this] {
-                refreshQueued_ = false;
-                refreshIfIncomplete();
-            });
-        }
+        refreshIn(kRefreshMs - sinceRead_.elapsed() + 1);  // the last records may land within the second
         return;
     }
-    const JobStep &shown = model_->jobStep();
-    const bool incomplete =
-        std::any_of(shown.ranks.begin(), shown.ranks.end(), [](const RankStep &r) { return !r.record; });
-    if (incomplete || first_.step < 0) {
-        const int grownTo = shown.lastStep;
-        first_ = firstJobFailure(ranks_);
-        firstButton_->setEnabled(first_.step >= 0);
-        read();
-        // A rank behind the one shown records the step later, with nothing shown to say so: look
-        // again while the job still grows.
-        const JobStep &now = model_->jobStep();
-        const bool stillIncomplete =
-            std::any_of(now.ranks.begin(), now.ranks.end(), [](const RankStep &r) { return !r.record; });
-        if (stillIncomplete && now.lastStep > grownTo && !refreshQueued_) {
-            refreshQueued_ = true;
-            QTimer::singleShot(int(kRefreshMs), this, [this] {
-                refreshQueued_ = false;
-                refreshIfIncomplete();
-            });
-        }
-    }
+    if (!incomplete() && first_.step >= 0)
+        return;
+    const int grownTo = model_->jobStep().lastStep;
+    first_ = firstJobFailure(ranks_);
+    firstButton_->setEnabled(first_.step >= 0);
+    read();
+    // A rank behind the one shown records the step later, with nothing shown to say so: look again
+    // while the job still grows.
+    if (incomplete() && model_->jobStep().lastStep > grownTo)
+        refreshIn(kRefreshMs);
 }
 
 void RankStepView::read()

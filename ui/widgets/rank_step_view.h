@@ -42,6 +42,8 @@ Q_SIGNALS:
 private:
     void read();
     void describe();
+    bool incomplete() const;    // a rank has not recorded the step shown (yet)
+    void refreshIn(qint64 ms);  // one refreshIfIncomplete() later, not one per call
 
     std::vector<JobRank> ranks_;
     JobFailure first_;
