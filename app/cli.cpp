@@ -258,7 +258,7 @@ const char *usage(const std::string &command)
                "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER[:RANK]]\n"
                "                    [--inject nan-sample@[RANK:]STEP]\n"
                "                    [--ranks N] [--on-bad-rank skip|exclude] [--param-check-every K]\n"
-               "                    [--collective-timeout S]\n"
+               "                    [--collective-timeout S] [--backend auto|gloo|nccl]\n"
                "       nanscope run --model FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                    [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
                "                    [--loss cross-entropy|mse|model] [--save OUT.pt] [any option above]\n"
@@ -272,7 +272,9 @@ const char *usage(const std::string &command)
                "  it keeps a capsule of the first non-finite step (unless --no-capsule) and of each\n"
                "  --capsule-at step; --inject-fault flips one exponent bit of LAYER's largest weight\n"
                "  while STEP computes (a transient fault, restored before the update); --inject puts NaN\n"
-               "  into the first sample of STEP's batch (of RANK's in a job)\n";
+               "  into the first sample of STEP's batch (of RANK's in a job); --backend: the ranks'\n"
+               "  collectives, NCCL between GPUs (one per rank) or Gloo through host memory (auto:\n"
+               "  NCCL when every rank of a CUDA job has a GPU of its own)\n";
     if (command == "replay")
         return "usage: nanscope replay FILE.nsrun|FOLDER [--rank R] [--step N] [--device cpu|cuda]\n"
                "                       [--threads N] [--no-samples] [--no-what-if] [--json]\n"
@@ -298,7 +300,8 @@ const char *usage(const std::string &command)
     return "usage: nanscope bench [--rounds N] [--only mlp|cnn|deep] [--json]\n"
            "       nanscope bench --model FILE.pt --input-shape 8x3x64x64 [--rounds N] [--json]\n"
            "       nanscope bench --replay [--rounds N] [--json]\n"
-           "       nanscope bench --ranks N [--rounds N] [--steps N] [--only mlp|cnn|deep] [--json]\n"
+           "       nanscope bench --ranks N [--rounds N] [--steps N] [--only mlp|cnn|deep] [--device cpu|cuda]\n"
+           "                      [--backend auto|gloo|nccl] [--json]\n"
            "  median step time with the probe off, with the full map, with the full map recorded\n"
            "  into a run file and with op-level checks, interleaved in one run, and their ratios;\n"
            "  --replay: what replaying a capsule costs, and the replays a bisection takes;\n"

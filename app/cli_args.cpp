@@ -135,4 +135,12 @@ std::string parseDevice(const std::string &flag, const std::string &value)
     return value;
 }
 
+CollectiveBackend parseBackend(const std::string &flag, const std::string &value)
+{
+    const auto backend = parseCollectiveBackend(value);
+    if (!backend)
+        throw std::invalid_argument(flag + " is auto, gloo or nccl, got '" + value + "'");
+    return *backend;
+}
+
 }  // namespace nanscope::cli

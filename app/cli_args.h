@@ -3,6 +3,8 @@
 // --flag=VALUE, a bare file name, unknown ones); each value is converted only once the whole line
 // has been read, so that --help wins over a bad value next to it, and every message is our own
 // one line that names the flag. CLI11 stays inside cli_args.cpp: one translation unit pays for it.
+#include "nanscope/run_config.h"
+
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -61,5 +63,6 @@ int parseInt(const std::string &flag, const std::string &value, int min);
 double parseNumber(const std::string &flag, const std::string &value);                        // finite
 std::optional<double> parsePositiveOrOff(const std::string &flag, const std::string &value);  // empty: off
 std::string parseDevice(const std::string &flag, const std::string &value);                   // "cpu" or "cuda"
+CollectiveBackend parseBackend(const std::string &flag, const std::string &value);            // auto|gloo|nccl
 
 }  // namespace nanscope::cli

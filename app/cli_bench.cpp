@@ -148,9 +148,12 @@ int benchRanksCommand(const std::vector<std::string> &args, std::ostream &out, s
     // Collectives over loopback make single rounds vary by a factor of two on a busy machine: the
     // median needs a few hundred rounds to settle within a percent or two.
     int rounds = 200, ranks = 0, steps = 10;
-    std::string model = "mlp";
+    std::string model = "mlp", device = "cpu";
+    RunConfig config;
     Arguments arguments("bench");
     arguments.option("--ranks", [&](const auto &flag, const auto &v) { ranks = parseInt(flag, v, 1); })
+        .option("--device", [&](const auto &flag, const auto &v) { device = parseDevice(flag, v); })
+        .option("--backend", [&](const auto &flag, const auto &v) { config.parallel.backend = parseBackend(flag, v); })
         .option("--rounds", [&](const auto &flag, const auto &v) { rounds = parseInt(flag, v, 1); })
         .option("--steps", [&](const auto &flag, const auto &v) { steps = parseInt(flag, v, 1); })
         .option("--only",
@@ -164,13 +167,13 @@ int benchRanksCommand(const std::vector<std::string> &args, std::ostream &out, s
     arguments.parse(args);
     if (ranks > 0)
         return launchRanks(ranks, json, "", args, out, err);
-    RunConfig config;
     rankFromEnvironment(config);
-    const RanksBenchResult r = benchRanks(config.parallel, model, rounds, steps);
+    const RanksBenchResult r = benchRanks(config.parallel, model, rounds, steps, device);
     if (config.parallel.rank == 0)
         out << jsonLine({{"type", "bench-ranks"},
                          {"model", r.model},
                          {"world", r.world},
+                         {"device", device},
                          {"rounds", r.rounds},
                          {"steps_per_round", steps},
                          {"plain_ms", jsonNumber(r.plainMs)},

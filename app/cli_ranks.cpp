@@ -137,7 +137,8 @@ void addRankOptions(Arguments &arguments, RunOptions &o)
                 })
         .option("--param-check-every", [&](const auto &flag, const auto &v) { p.checkEvery = parseInt(flag, v, 0); })
         .option("--collective-timeout",
-                [&](const auto &flag, const auto &v) { p.timeoutSeconds = parseInt(flag, v, 1); });
+                [&](const auto &flag, const auto &v) { p.timeoutSeconds = parseInt(flag, v, 1); })
+        .option("--backend", [&](const auto &flag, const auto &v) { p.backend = parseBackend(flag, v); });
 }
 
 void rankFromEnvironment(RunConfig &config)
@@ -155,6 +156,8 @@ void rankFromEnvironment(RunConfig &config)
         throw std::invalid_argument("MASTER_ADDR is not set: the address of rank 0's store");
     p.address = address;
     p.port = environmentNumber("MASTER_PORT", 1);
+    if (const char *local = std::getenv("LOCAL_RANK"); local && *local)
+        p.localRank = environmentNumber("LOCAL_RANK", 0);
     if (p.port > 65535)
         throw std::invalid_argument("MASTER_PORT=" + std::to_string(p.port) + " is not a port (1 to 65535)");
 }

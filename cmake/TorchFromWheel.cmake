@@ -4,7 +4,8 @@
 # libraries directly needs no toolkit.
 #
 # In: NANSCOPE_TORCH_WHEEL (…/site-packages/torch), NANSCOPE_TORCH_CXX11_ABI (0 or 1, from
-# torch._C._GLIBCXX_USE_CXX11_ABI). Out: TORCH_LIBRARIES, TORCH_CXX_FLAGS, as find_package sets.
+# torch._C._GLIBCXX_USE_CXX11_ABI). Out: TORCH_LIBRARIES, TORCH_CXX_FLAGS, TORCH_INCLUDE_DIRS and
+# TORCH_INSTALL_PREFIX, as find_package sets them.
 set(NANSCOPE_TORCH_CXX11_ABI "1" CACHE STRING "the wheel's _GLIBCXX_USE_CXX11_ABI (0 or 1)")
 
 set(_wheel "${NANSCOPE_TORCH_WHEEL}")
@@ -32,6 +33,8 @@ target_link_libraries(nanscope_torch INTERFACE ${_libs} Threads::Threads)
 set_target_properties(nanscope_torch PROPERTIES INTERFACE_LINK_DIRECTORIES "${_wheel}/lib")
 
 set(TORCH_LIBRARIES nanscope_torch)
+set(TORCH_INSTALL_PREFIX "${_wheel}")
+set(TORCH_INCLUDE_DIRS "${_wheel}/include" "${_wheel}/include/torch/csrc/api/include")
 set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=${NANSCOPE_TORCH_CXX11_ABI}")
 set(CMAKE_BUILD_RPATH "${_wheel}/lib")
 message(STATUS "LibTorch from the wheel at ${_wheel} (CXX11 ABI ${NANSCOPE_TORCH_CXX11_ABI}, CUDA ${NANSCOPE_TORCH_HAS_CUDA})")

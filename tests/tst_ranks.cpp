@@ -83,6 +83,9 @@ void TestRanks::theRankThatWentNonFiniteIsNamed()
     // The same parameters everywhere afterwards, and finite.
     for (int r = 0; r < 2; ++r) {
         QVERIFY(texts(f, r, "info").contains("parameters identical on all 2 ranks"));
+        // A CPU job's ranks all chose Gloo, NCCL being for GPUs.
+        QCOMPARE(texts(f, r, "info").filter("collectives over").join(QString()),
+                 QStringLiteral("rank %1: collectives over Gloo").arg(r));
         QVERIFY(texts(f, r, "warning").filter("differ").isEmpty());
     }
     for (const QJsonObject &o : f.objects)
@@ -242,15 +245,26 @@ void TestRanks::badEnvironmentsSayWhy_data()
     QTest::addColumn<QString>("rank");
     QTest::addColumn<QString>("world");
     QTest::addColumn<QString>("message");
+    QTest::addColumn<QStringList>("options");
     QTest::newRow("rank past the world") << "5"
                                          << "2"
-                                         << "RANK=5 is not a rank of a job of WORLD_SIZE=2 (0 to 1)";
+                                         << "RANK=5 is not a rank of a job of WORLD_SIZE=2 (0 to 1)" << QStringList();
     QTest::newRow("not a number") << "one"
                                   << "2"
-                                  << "RANK";
+                                  << "RANK" << QStringList();
     QTest::newRow("no store") << "1"
                               << "2"
-                              << "rank 1 could not join the job of 2 ranks at 127.0.0.1:";
+                              << "rank 1 could not join the job of 2 ranks at 127.0.0.1:" << QStringList();
+    QTest::newRow("NCCL on the CPU") << "0"
+                                     << "1"
+                                     << "NCCL exchanges GPU tensors: --backend nccl needs --device cuda"
+                                     << QStringList{"--backend", "nccl"};
+    QTest::newRow("no such backend") << "0"
+                                     << "1"
+                                     << "--backend is auto, gloo or nccl, got 'mpi'" << QStringList{"--backend", "mpi"};
+    QTest::newRow("LOCAL_RANK not a number") << "0"
+                                             << "1"
+                                             << "LOCAL_RANK" << QStringList{"LOCAL_RANK=first"};
 }
 
 void TestRanks::badEnvironmentsSayWhy()
@@ -258,15 +272,22 @@ void TestRanks::badEnvironmentsSayWhy()
     QFETCH(QString, rank);
     QFETCH(QString, world);
     QFETCH(QString, message);
+    QFETCH(QStringList, options);
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    // An option NAME=VALUE is a further variable of the environment.
+    for (const QString &o : QStringList(options))
+        if (o.contains(QLatin1Char('='))) {
+            env.insert(o.section(QLatin1Char('='), 0, 0), o.section(QLatin1Char('='), 1));
+            options.removeOne(o);
+        }
     env.insert("RANK", rank);
     env.insert("WORLD_SIZE", world);
     env.insert("MASTER_ADDR", "127.0.0.1");
     env.insert("MASTER_PORT", QString::number(freePort()));  // nobody listens there
     QElapsedTimer t;
     t.start();
-    const Finished f =
-        runNanscope({"run", "--scenario", "safe-training", "--steps", "3", "--collective-timeout", "2"}, env);
+    const Finished f = runNanscope(
+        QStringList{"run", "--scenario", "safe-training", "--steps", "3", "--collective-timeout", "2"} + options, env);
     QVERIFY(f.code != 0);
     QVERIFY2(f.err.contains(message), qPrintable(f.err));
     QCOMPARE(f.err.count(QLatin1Char('\n')), 1);

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU and a pip torch but no Qt: build the core and the Qt-free check
-# program (tools/check) against the LibTorch inside that torch, run every scenario on CUDA in fp32
-# and fp16, and print the results and the benchmark ratios. Meant to finish within 10 minutes.
+# On a machine with an NVIDIA GPU and a pip torch but no Qt: build the core, the headless command
+# line and the Qt-free check program (tools/check) against the LibTorch inside that torch, run every
+# scenario on CUDA in fp32 and fp16, a data-parallel job on the GPU(s), and print the results and
+# the benchmark ratios. Meant to finish within 10 minutes.
 #
-#   tools/device-check.sh [--device cuda|cpu] [--steps N] [--no-bench] [--jobs N] [--build DIR]
+#   tools/device-check.sh [--device cuda|cpu] [--steps N] [--no-bench] [--no-ranks] [--jobs N] [--build DIR]
 #
+# NANSCOPE_CMAKE_ARGS adds configure arguments (where SQLite, OpenSSL, nlohmann/json, CLI11 or
+# Gloo's headers are, on a machine without Debian's -dev packages).
 # PYTHON picks the interpreter (default python3). For trying the script where no pip torch is
 # installed: NANSCOPE_TORCH_PREFIX=DIR uses find_package(Torch) under DIR, and
 # NANSCOPE_TORCH_WHEEL=DIR (with NANSCOPE_TORCH_CXX11_ABI=0|1) links a LibTorch laid out as a
@@ -16,12 +19,14 @@ device=cuda
 jobs=$(nproc 2>/dev/null || echo 2)
 steps=0
 bench=1
+ranks=1
 build="$root/build/device-check"
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) device=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --no-bench) bench=0; shift ;;
+    --no-ranks) ranks=0; shift ;;
     --build) build=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     *) echo "device-check: unknown argument '$1'" >&2; exit 2 ;;
@@ -33,6 +38,10 @@ say() { echo "== [$(( $(date +%s) - start ))s] $*"; }
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
 cmake_args=(-S "$root" -B "$build" -DNANSCOPE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release)
+# Ninja for a new build folder (it keeps going past errors more simply); a folder keeps its generator.
+if command -v ninja >/dev/null && [ ! -f "$build/CMakeCache.txt" ]; then cmake_args+=(-G Ninja); fi
+# shellcheck disable=SC2206  # word splitting is the point
+[ -z "${NANSCOPE_CMAKE_ARGS:-}" ] || cmake_args+=($NANSCOPE_CMAKE_ARGS)
 if [ -n "${NANSCOPE_TORCH_WHEEL:-}" ]; then
   say "LibTorch: linked directly from $NANSCOPE_TORCH_WHEEL"
   cmake_args+=(-DNANSCOPE_TORCH_WHEEL="$NANSCOPE_TORCH_WHEEL" -DNANSCOPE_TORCH_CXX11_ABI="${NANSCOPE_TORCH_CXX11_ABI:-1}")
@@ -60,23 +69,64 @@ if ! cmake "${cmake_args[@]}" >"$build.configure.log" 2>&1; then
   rm -rf "$build"
   cmake "${cmake_args[@]}" "${fallback[@]}" >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi
-grep -E "LibTorch from the wheel|Qt6 or QCustomPlotQt6 not found" "$build.configure.log" || true
+grep -E "LibTorch from the wheel|Qt6 or QCustomPlotQt6 not found|NCCL collectives|Gloo's headers" "$build.configure.log" || true
 
-say "build nanscope_check with $jobs jobs"
-cmake --build "$build" --target nanscope_check -j "$jobs" >"$build.build.log" 2>&1 || { tail -40 "$build.build.log"; exit 1; }
+# Every error at once (keep going past the first); a failing process group's source is built
+# without it on a second try, so the rest still gets checked.
+build_all() {
+  local keep=(-k)
+  grep -q "CMAKE_GENERATOR:INTERNAL=Ninja" "$build/CMakeCache.txt" && keep=(-k 0)
+  cmake --build "$build" --target nanscope_check nanscope -j "$jobs" -- "${keep[@]}" >"$build.build.log" 2>&1
+}
+say "build nanscope_check and nanscope with $jobs jobs"
+if ! build_all; then
+  grep -E "error|Error" -A3 "$build.build.log" | head -80
+  retry=()
+  grep -q "collectives_nccl" "$build.build.log" && retry+=(-DNANSCOPE_WITH_NCCL=OFF)
+  grep -q "collectives_gloo" "$build.build.log" && retry+=(-DNANSCOPE_WITH_GLOO=OFF)
+  [ ${#retry[@]} -gt 0 ] || exit 1
+  say "building again with ${retry[*]}"
+  cmake "$build" "${retry[@]}" >>"$build.configure.log" 2>&1
+  build_all || { grep -E "error|Error" -A3 "$build.build.log" | head -60; exit 1; }
+fi
 
 check="$build/tools/check/nanscope_check"
+nanscope="$build/app/nanscope"
 status=0
-for precision in fp32 fp16; do
-  say "every scenario on $device in $precision"
-  flags=()
+scenarios() {  # "precision [nanscope_check's own flags]"
+  say "every scenario on $device in $1"
+  local flags=()
   [ "$bench" = 1 ] || flags=(--no-bench)
-  timeout 240 "$check" "$device" "$steps" "$precision" "${flags[@]}" || status=$?
-done
+  # shellcheck disable=SC2086  # the precision and its flags, split
+  timeout 240 "$check" "$device" "$steps" $1 "${flags[@]}" || status=$?
+}
+scenarios fp32
+if [ "$ranks" = 1 ]; then
+  # One job of 2 ranks: on one GPU they share it and exchange through Gloo; with a GPU each, NCCL.
+  job=$(mktemp -d)
+  say "nan-input as 2 ranks on $device"
+  timeout 180 "$nanscope" run --scenario nan-input --ranks 2 --device "$device" --steps 60 \
+    --collective-timeout 60 --record "$job/nan-input" || status=$?
+  if [ "$device" = cuda ]; then
+    say "one NCCL rank on cuda, a NaN sample at step 3"
+    timeout 120 "$nanscope" run --scenario large-lr-ce --ranks 1 --device cuda --backend nccl --steps 20 \
+      --inject nan-sample@0:3 --collective-timeout 60 || status=$?
+  fi
+  say "bench --ranks 2 on the CPU (Gloo), each model"
+  for model in mlp cnn deep; do
+    timeout 120 "$nanscope" bench --ranks 2 --only "$model" --json || status=$?
+  done
+  if [ "$device" = cuda ]; then
+    say "bench --ranks on cuda: 1 rank over NCCL, 2 ranks over auto's choice"
+    timeout 120 "$nanscope" bench --ranks 1 --device cuda --backend nccl --rounds 100 --json || status=$?
+    timeout 120 "$nanscope" bench --ranks 2 --device cuda --rounds 100 --json || status=$?
+  fi
+fi
+scenarios fp16
 if [ "$device" = cpu ]; then
   # No GPU: at least run the code CUDA takes (statistics kept as tensors, one read a step).
-  say "every scenario on cpu in fp32 through the device code path"
-  timeout 240 "$check" cpu "$steps" fp32 --no-bench --device-path || status=$?
+  bench=0
+  scenarios "fp32 --device-path"
 fi
 say "done (exit $status)"
 exit "$status"

@@ -74,7 +74,9 @@ struct RanksBenchResult {
     double roundRatioHigh = 0;
     double ratio() const { return checkedMs / plainMs; }
 };
-RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound);
+// `device`: "cpu", or "cuda" (each rank on its GPU, as a job's are).
+RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound,
+                            const std::string &device = "cpu");
 
 ReplayBenchResult benchReplay(int rounds, const std::function<void(const std::string &)> &progress);
 

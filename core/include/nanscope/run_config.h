@@ -54,6 +54,12 @@ struct SampleInjection {
 // and a step where a rank went non-finite is skipped on every rank, or applied without that
 // rank's gradients. world 0: not a job (a plain run).
 enum class BadRankPolicy { Skip, Exclude };
+// How the ranks exchange tensors: Gloo (host memory; CUDA tensors travel through host copies) or
+// NCCL (GPU to GPU, one GPU per rank, where LibTorch has it). Auto: NCCL when every rank of a CUDA
+// job has a GPU of its own and this NaNScope was built with NCCL, else Gloo.
+enum class CollectiveBackend { Auto, Gloo, Nccl };
+const char *collectiveBackendName(CollectiveBackend backend);  // "auto", "gloo", "nccl"
+std::optional<CollectiveBackend> parseCollectiveBackend(const std::string &name);
 struct DataParallel {
     int rank = 0;
     int world = 0;
@@ -62,11 +68,16 @@ struct DataParallel {
     BadRankPolicy onBadRank = BadRankPolicy::Skip;
     int checkEvery = 10;      // steps between the ranks' comparisons of their parameters; 0: never
     int timeoutSeconds = 60;  // a collective that waits longer lost a rank
+    CollectiveBackend backend = CollectiveBackend::Auto;
+    // This rank's place among the ranks of its machine (torchrun's LOCAL_RANK): a CUDA rank trains
+    // on GPU localRank (modulo the GPUs it sees). -1: not known, GPU rank % GPUs, and Auto picks Gloo.
+    int localRank = -1;
     bool active() const { return world > 0; }
     bool operator==(const DataParallel &o) const
     {
         return rank == o.rank && world == o.world && address == o.address && port == o.port &&
-               onBadRank == o.onBadRank && checkEvery == o.checkEvery && timeoutSeconds == o.timeoutSeconds;
+               onBadRank == o.onBadRank && checkEvery == o.checkEvery && timeoutSeconds == o.timeoutSeconds &&
+               backend == o.backend && localRank == o.localRank;
     }
 };
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 namespace nanscope {
 
@@ -25,17 +26,22 @@ double median(std::vector<double> v)
 
 }  // namespace
 
-RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound)
+RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, int rounds, int stepsPerRound,
+                            const std::string &device)
 {
     torch::set_num_threads(1);
+    const bool cuda = device == "cuda";
+    if (cuda && useRankGpu(job) < 0)
+        throw std::runtime_error("bench --device cuda: LibTorch sees no CUDA device");
     RunConfig config;
+    config.device = device;
     config.scenario = "bench-" + model;
     config.opLevelOrigin = false;
     config.snapshotEvery = 1 << 30;
     config.parallel = job;
     config.controls = Controls{};
     Trainer trainer(benchSetup(model), config);
-    RankSync sync(job);
+    RankSync sync(job, config.device);
     sync.startFrom(trainer.model());
     trainer.setProbeMode(ProbeMode::FullMap);
 
@@ -65,6 +71,8 @@ RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, i
             const auto t0 = Clock::now();
             for (int s = 0; s < stepsPerRound; ++s)
                 isPlain ? plain() : checked();
+            if (cuda)
+                torch::cuda::synchronize();  // NCCL's plain step reads nothing back on the host
             const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / stepsPerRound;
             if (round >= kWarmup)
                 (isPlain ? plainMs : checkedMs).push_back(ms);

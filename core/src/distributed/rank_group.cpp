@@ -1,8 +1,30 @@
 #include "distributed/rank_group.h"
 
-#if NANSCOPE_HAVE_GLOO
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include "distributed/collectives.h"
+
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/cuda.h>
+
+namespace nanscope {
+
+int useRankGpu(const DataParallel &job)
+{
+    const auto gpus = int(torch::cuda::device_count());
+    if (gpus == 0)
+        return -1;
+    const int index = (job.localRank >= 0 ? job.localRank : job.rank) % gpus;
+    // The calling thread's current device, as torch.cuda.set_device(LOCAL_RANK) sets it: "cuda"
+    // means this GPU for the model, the data and the collectives.
+    c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
+        ->setDevice(c10::Device(c10::DeviceType::CUDA, c10::DeviceIndex(index)));
+    return index;
+}
+
+}  // namespace nanscope
+
+#if NANSCOPE_HAVE_C10D
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <c10/util/Logging.h>
 #ifdef C10_USE_GLOG  // Debian's LibTorch logs through glog
 #include <glog/logging.h>
 #endif
@@ -49,19 +71,22 @@ bool processGone(long pid)
 }  // namespace
 
 struct RankGroup::Impl {
-    c10::intrusive_ptr<c10d::Store> store;
-    c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+    StorePtr store;
+    std::unique_ptr<Collectives> group;
     // Each rank's process and host, read at the rendezvous: a rank that vanishes can be named.
     std::vector<long> pids;
     std::vector<std::string> hosts;
 };
 
-RankGroup::RankGroup(const DataParallel &job) : impl_(std::make_unique<Impl>()), rank_(job.rank), world_(job.world)
+RankGroup::RankGroup(const DataParallel &job, const std::string &device)
+    : impl_(std::make_unique<Impl>()), rank_(job.rank), world_(job.world)
 {
     const auto timeout = std::chrono::seconds(job.timeoutSeconds);
-#ifdef C10_USE_GLOG
     // c10d logs each failed connection attempt to stderr; its errors reach the user as one line here.
+#ifdef C10_USE_GLOG
     FLAGS_minloglevel = std::max(FLAGS_minloglevel, google::GLOG_FATAL);
+#else
+    FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, 3);  // c10's own logging: errors and worse
 #endif
     try {
         c10d::TCPStoreOptions o;
@@ -73,15 +98,17 @@ RankGroup::RankGroup(const DataParallel &job) : impl_(std::make_unique<Impl>()),
         impl_->store = c10::make_intrusive<c10d::TCPStore>(job.address, o);
         impl_->store->set("nanscope/pid/" + std::to_string(rank_), bytesOf(std::to_string(::getpid())));
         impl_->store->set("nanscope/host/" + std::to_string(rank_), bytesOf(hostName()));
-        auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(job.address));
-        impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rank_, world_, options);
+        impl_->store->set("nanscope/nccl/" + std::to_string(rank_), bytesOf(ncclReason(job, device)));
         for (int r = 0; r < world_; ++r) {
             const std::vector<std::uint8_t> pid = impl_->store->get("nanscope/pid/" + std::to_string(r));
             const std::vector<std::uint8_t> host = impl_->store->get("nanscope/host/" + std::to_string(r));
             impl_->pids.push_back(std::stol(std::string(pid.begin(), pid.end())));
             impl_->hosts.emplace_back(host.begin(), host.end());
         }
+        impl_->group = useNccl(job) ? ncclCollectives(impl_->store, rank_, world_, timeout)
+                                    : glooCollectives(impl_->store, rank_, world_, job.address, timeout);
+    } catch (const RankGroupError &) {
+        throw;
     } catch (const std::exception &e) {
         throw RankGroupError("rank " + std::to_string(rank_) + " could not join the job of " + std::to_string(world_) +
                              " ranks at " + job.address + ":" + std::to_string(job.port) + " within " +
@@ -90,6 +117,35 @@ RankGroup::RankGroup(const DataParallel &job) : impl_(std::make_unique<Impl>()),
 }
 
 RankGroup::~RankGroup() = default;
+
+std::string RankGroup::ncclReason(const DataParallel &job, const std::string &device)
+{
+    if (device != "cuda")
+        return "the job trains on the CPU";
+    const std::string reason = ncclUnavailableReason(job.localRank);
+    return reason.empty() ? "ok" : reason;
+}
+
+// Every rank published whether it can use NCCL: all of them read the same answers and choose alike.
+bool RankGroup::useNccl(const DataParallel &job)
+{
+    if (job.backend == CollectiveBackend::Gloo)
+        return false;
+    for (int r = 0; r < world_; ++r) {
+        const std::vector<std::uint8_t> answer = impl_->store->get("nanscope/nccl/" + std::to_string(r));
+        const std::string reason(answer.begin(), answer.end());
+        if (reason == "ok")
+            continue;
+        if (job.backend == CollectiveBackend::Nccl)
+            throw RankGroupError("--backend nccl: rank " + std::to_string(r) + " cannot use NCCL: " + reason);
+        return false;
+    }
+    return true;
+}
+
+std::string RankGroup::backendName() const { return impl_->group->name(); }
+
+c10::Device RankGroup::device() const { return impl_->group->device(); }
 
 void RankGroup::lost(const std::exception &e, const char *what)
 {
@@ -109,7 +165,7 @@ void RankGroup::lost(const std::exception &e, const char *what)
 void RankGroup::allReduceSum(std::vector<at::Tensor> &tensors)
 {
     try {
-        impl_->group->allreduce(tensors)->wait();
+        impl_->group->allReduceSum(tensors);
     } catch (const std::exception &e) {
         lost(e, "an all-reduce");
     }
@@ -118,9 +174,7 @@ void RankGroup::allReduceSum(std::vector<at::Tensor> &tensors)
 void RankGroup::broadcast(std::vector<at::Tensor> &tensors, int root)
 {
     try {
-        c10d::BroadcastOptions o;
-        o.rootRank = root;
-        impl_->group->broadcast(tensors, o)->wait();
+        impl_->group->broadcast(tensors, root);
     } catch (const std::exception &e) {
         lost(e, "a broadcast");
     }
@@ -128,18 +182,52 @@ void RankGroup::broadcast(std::vector<at::Tensor> &tensors, int root)
 
 }  // namespace nanscope
 
-#else  // built without Gloo's headers
+#else  // built without c10d's store
 
 namespace nanscope {
 
 struct RankGroup::Impl {};
 
-RankGroup::RankGroup(const DataParallel &job) : rank_(job.rank), world_(job.world)
+RankGroup::RankGroup(const DataParallel &job, const std::string &) : rank_(job.rank), world_(job.world)
 {
-    throw RankGroupError("this NaNScope was built without Gloo (libgloo-dev): data-parallel jobs are unavailable");
+    throw RankGroupError("this NaNScope was built with a LibTorch without c10d: data-parallel jobs are unavailable");
 }
 
 RankGroup::~RankGroup() = default;
+
+std::string RankGroup::ncclReason(const DataParallel &, const std::string &) { return {}; }
+bool RankGroup::useNccl(const DataParallel &) { return false; }
+std::string RankGroup::backendName() const { return {}; }
+c10::Device RankGroup::device() const { return c10::Device(c10::DeviceType::CPU); }
+
+std::string RankGroup::ncclReason(const DataParallel &job, const std::string &device)
+{
+    if (device != "cuda")
+        return "the job trains on the CPU";
+    const std::string reason = ncclUnavailableReason(job.localRank);
+    return reason.empty() ? "ok" : reason;
+}
+
+// Every rank published whether it can use NCCL: all of them read the same answers and choose alike.
+bool RankGroup::useNccl(const DataParallel &job)
+{
+    if (job.backend == CollectiveBackend::Gloo)
+        return false;
+    for (int r = 0; r < world_; ++r) {
+        const std::vector<std::uint8_t> answer = impl_->store->get("nanscope/nccl/" + std::to_string(r));
+        const std::string reason(answer.begin(), answer.end());
+        if (reason == "ok")
+            continue;
+        if (job.backend == CollectiveBackend::Nccl)
+            throw RankGroupError("--backend nccl: rank " + std::to_string(r) + " cannot use NCCL: " + reason);
+        return false;
+    }
+    return true;
+}
+
+std::string RankGroup::backendName() const { return impl_->group->name(); }
+
+c10::Device RankGroup::device() const { return impl_->group->device(); }
 
 void RankGroup::lost(const std::exception &e, const char *) { throw RankGroupError(e.what()); }
 void RankGroup::allReduceSum(std::vector<at::Tensor> &) {}

@@ -1,10 +1,11 @@
 #pragma once
 // The ranks of one data-parallel job over c10d, the layer PyTorch's own data parallelism runs on:
-// a TCPStore for the rendezvous (rank 0 serves it) and Gloo for the collectives, on CPU tensors.
-// c10d's headers stay in rank_group.cpp: they are slow to compile and need USE_C10D_GLOO.
+// a TCPStore for the rendezvous (rank 0 serves it), and Gloo (on host tensors) or NCCL (on each
+// rank's GPU) for the collectives. c10d's headers stay in the .cpp files: they are slow to compile.
 #include "nanscope/run_config.h"
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <memory>
 #include <stdexcept>
@@ -20,15 +21,19 @@ public:
 
 class RankGroup {
 public:
-    // Joins the job; throws RankGroupError (one line) when the store or a rank cannot be reached
-    // within the job's timeout.
-    explicit RankGroup(const DataParallel &job);
+    // Joins the job of ranks that train on `device` ("cpu" or "cuda"); throws RankGroupError (one
+    // line) when the store or a rank cannot be reached within the job's timeout, or when NCCL was
+    // asked for and a rank cannot use it.
+    RankGroup(const DataParallel &job, const std::string &device);
     ~RankGroup();
     RankGroup(const RankGroup &) = delete;
     RankGroup &operator=(const RankGroup &) = delete;
 
     int rank() const { return rank_; }
     int world() const { return world_; }
+    // The collectives chosen ("Gloo", "NCCL on cuda:0"), and the device their tensors live on.
+    std::string backendName() const;
+    c10::Device device() const;
     // In place on every rank: the elementwise sum of every rank's tensors (of one shape everywhere).
     // A rank that vanished or stopped answering throws RankGroupError naming it where it can.
     void allReduceSum(std::vector<at::Tensor> &tensors);
@@ -36,6 +41,8 @@ public:
     void broadcast(std::vector<at::Tensor> &tensors, int root);
 
 private:
+    static std::string ncclReason(const DataParallel &job, const std::string &device);  // "ok", or why not
+    bool useNccl(const DataParallel &job);
     [[noreturn]] void lost(const std::exception &e, const char *what);
 
     struct Impl;
@@ -43,5 +50,9 @@ private:
     int rank_ = 0;
     int world_ = 1;
 };
+
+// A CUDA rank's GPU, made the current device of the calling thread: LOCAL_RANK's (else the
+// rank's), modulo the GPUs there are. Returns its index, or -1 when there is no GPU.
+int useRankGpu(const DataParallel &job);
 
 }  // namespace nanscope

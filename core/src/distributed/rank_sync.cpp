@@ -19,8 +19,8 @@ constexpr std::int64_t kBucketBytes = 25 << 20;
 
 constexpr std::int64_t kHead = 4;  // failed, phase, layer, loss
 
-// Sums `flat` (1-d CPU tensors of one dtype) over the ranks in buckets, returned summed; nothing is
-// copied back yet (spread() does, once the ranks' findings say by how much to divide).
+// Sums `flat` (1-d tensors of one dtype, on the collectives' device) over the ranks in buckets, returned summed;
+// nothing is copied back yet (spread() does, once the ranks' findings say by how much to divide).
 std::vector<SummedBucket> allReduceInBuckets(RankGroup &group, const std::vector<at::Tensor> &flat)
 {
     std::vector<SummedBucket> buckets;
@@ -100,7 +100,7 @@ at::ScalarType wireType(const std::vector<at::Tensor> &params)
     return at::kFloat;
 }
 
-RankSync::Gradients flatGradients(ModelAdapter &model, bool zero)
+RankSync::Gradients flatGradients(ModelAdapter &model, bool zero, c10::Device device)
 {
     RankSync::Gradients g;
     g.params = model.parameters();
@@ -108,7 +108,7 @@ RankSync::Gradients flatGradients(ModelAdapter &model, bool zero)
     for (at::Tensor &p : g.params) {
         if (!p.grad().defined())
             p.mutable_grad() = at::zeros_like(p);
-        at::Tensor f = p.grad().detach().reshape({-1}).to(at::kCPU, type).contiguous();
+        at::Tensor f = p.grad().detach().reshape({-1}).to(device, type).contiguous();
         if (zero)
             f = at::zeros_like(f);  // never a view of the gradient: its NaN stays out
         g.flat.push_back(f);
@@ -150,8 +150,10 @@ void RankSync::startFrom(ModelAdapter &model)
     for (const at::Tensor &b : model.buffers())
         state.push_back(b);
     for (at::Tensor &t : state) {
-        std::vector<at::Tensor> one{t};
+        std::vector<at::Tensor> one{t.to(group_.device()).contiguous()};  // t itself on the CPU with Gloo
         group_.broadcast(one, 0);
+        if (!one[0].is_same(t))
+            t.copy_(one[0]);
     }
 }
 
@@ -162,7 +164,7 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
     const std::int64_t width = kHead + std::int64_t(layers);
     // The table rides in front of the gradients, as floats: counts are exact to 2^24 values a
     // layer, beyond which they only need to stay non-zero.
-    Gradients g = flatGradients(model, local.failed());
+    Gradients g = flatGradients(model, local.failed(), group_.device());
     // Filled on the host, then one copy: a tensor op per layer would cost a dispatch each, every step.
     std::vector<double> row(std::size_t(width), 0.0);
     row[0] = local.failed() ? 1.0 : 0.0;
@@ -178,14 +180,15 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
         std::copy(row.begin(), row.end(), table.data_ptr<float>() + rank() * width);
     else
         std::copy(row.begin(), row.end(), table.data_ptr<double>() + rank() * width);
-    std::vector<at::Tensor> flat{table};
+    std::vector<at::Tensor> flat{table.to(group_.device())};
     flat.insert(flat.end(), g.flat.begin(), g.flat.end());
     pendingBuckets_ = allReduceInBuckets(group_, flat);
     g.flat = std::move(flat);  // the table first, then the gradients
     pending_ = std::move(g);
 
-    // The summed table heads the first bucket, a CPU tensor of the table's dtype.
-    const at::Tensor &summed = pendingBuckets_.front().sum;
+    // The summed table heads the first bucket, of the table's dtype; read on the host (NCCL's on
+    // the GPU: one copy, which waits for the all-reduce).
+    const at::Tensor summed = pendingBuckets_.front().sum.narrow(0, 0, table.numel()).to(at::kCPU).contiguous();
     std::vector<double> all(std::size_t(table.numel()));
     if (summed.scalar_type() == at::kFloat)
         std::copy_n(summed.data_ptr<float>(), all.size(), all.begin());
@@ -212,7 +215,7 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
 void RankSync::sumGradients(ModelAdapter &model, int ranks)
 {
     at::NoGradGuard noGrad;
-    Gradients g = flatGradients(model, false);
+    Gradients g = flatGradients(model, false, group_.device());
     spread(allReduceInBuckets(group_, g.flat), g.flat, 0, ranks, false);
     putBack(g);
 }
@@ -247,7 +250,7 @@ void RankSync::shareBuffers(ModelAdapter &model, int root)
     for (auto &[type, buffers] : byType) {
         std::vector<at::Tensor> flat;
         for (const at::Tensor &b : buffers)
-            flat.push_back(b.reshape({-1}).to(at::kCPU));
+            flat.push_back(b.reshape({-1}).to(group_.device()));
         std::vector<at::Tensor> one{at::cat(flat)};
         group_.broadcast(one, root);
         std::int64_t at = 0;
@@ -270,9 +273,9 @@ RankDivergence RankSync::compareParameters(ModelAdapter &model)
             table[rank()][std::int64_t(l)][0] += d.sum();
             table[rank()][std::int64_t(l)][1] += d.abs().sum();
         }
-    std::vector<at::Tensor> one{table};
+    std::vector<at::Tensor> one{table.to(group_.device())};
     group_.allReduceSum(one);
-    const at::Tensor all = one[0].nan_to_num(1.5e308, 1.6e308, -1.6e308);  // NaN equals NaN here
+    const at::Tensor all = one[0].to(at::kCPU).nan_to_num(1.5e308, 1.6e308, -1.6e308);  // NaN equals NaN here
     // The majority's checksums (rank 0's on a tie), then whoever differs from them.
     int reference = 0, best = 0;
     for (int r = 0; r < world(); ++r) {

@@ -40,16 +40,18 @@ struct SummedBucket {
 
 class RankSync {
 public:
-    // Each parameter's gradient as a flat tensor on the CPU (a view of it where it can be, else a
-    // copy that putBack() writes into it).
+    // Each parameter's gradient as a flat tensor on the collectives' device (a view of it where it
+    // can be, else a copy that putBack() writes into it).
     struct Gradients {
         std::vector<at::Tensor> params, flat;
     };
 
-    explicit RankSync(const DataParallel &job) : group_(job) {}
+    // `device`: where the ranks train ("cpu" or "cuda").
+    RankSync(const DataParallel &job, const std::string &device) : group_(job, device) {}
 
     int rank() const { return group_.rank(); }
     int world() const { return group_.world(); }
+    std::string backendName() const { return group_.backendName(); }
     // Rank 0's parameters and buffers on every rank, before the first step.
     void startFrom(ModelAdapter &model);
     // The step's one collective: this rank's row of the ranks' map (world x (layers + 4) numbers:

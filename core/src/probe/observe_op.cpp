@@ -3,6 +3,7 @@
 #include "training/autocast_scope.h"
 #include "probe/probe.h"
 
+#include <c10/util/Optional.h>
 #include <torch/library.h>
 
 namespace nanscope {

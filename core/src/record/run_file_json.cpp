@@ -155,7 +155,9 @@ Json parallelJson(const DataParallel &p)
                 {"port", p.port},
                 {"on_bad_rank", p.onBadRank == BadRankPolicy::Exclude ? "exclude" : "skip"},
                 {"check_every", p.checkEvery},
-                {"timeout_s", p.timeoutSeconds}};
+                {"timeout_s", p.timeoutSeconds},
+                {"backend", collectiveBackendName(p.backend)},
+                {"local_rank", p.localRank}};
 }
 
 DataParallel parallelFrom(const Json &j)
@@ -169,6 +171,8 @@ DataParallel parallelFrom(const Json &j)
         value<std::string>(j, "on_bad_rank", "skip") == "exclude" ? BadRankPolicy::Exclude : BadRankPolicy::Skip;
     p.checkEvery = value(j, "check_every", p.checkEvery);
     p.timeoutSeconds = value(j, "timeout_s", p.timeoutSeconds);
+    p.backend = parseCollectiveBackend(value<std::string>(j, "backend", "auto")).value_or(CollectiveBackend::Auto);
+    p.localRank = value(j, "local_rank", p.localRank);
     return p;
 }
 

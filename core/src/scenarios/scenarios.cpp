@@ -5,6 +5,7 @@
 #include "model/model_setup.h"
 #include "nanscope/scenario.h"
 
+#include <c10/util/Optional.h>
 #include <torch/torch.h>
 
 #include <cmath>

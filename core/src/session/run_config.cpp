@@ -35,6 +35,24 @@ bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || na
 
 bool isKnownInputDtype(const std::string &dtype) { return dtype == "float32" || dtype == "int64" || dtype == "bool"; }
 
+const char *collectiveBackendName(CollectiveBackend backend)
+{
+    switch (backend) {
+    case CollectiveBackend::Gloo: return "gloo";
+    case CollectiveBackend::Nccl: return "nccl";
+    case CollectiveBackend::Auto: break;
+    }
+    return "auto";
+}
+
+std::optional<CollectiveBackend> parseCollectiveBackend(const std::string &name)
+{
+    for (CollectiveBackend b : {CollectiveBackend::Auto, CollectiveBackend::Gloo, CollectiveBackend::Nccl})
+        if (name == collectiveBackendName(b))
+            return b;
+    return std::nullopt;
+}
+
 std::string invalidRunConfigReason(const RunConfig &config)
 {
     // A user's model file replaces the scenario; its own checks come when it is loaded.
@@ -66,6 +84,8 @@ std::string invalidRunConfigReason(const RunConfig &config)
     if (config.nanSample.rank >= 0 && (!p.active() || config.nanSample.rank >= p.world))
         return "a NaN sample on rank " + std::to_string(config.nanSample.rank) +
                " needs a job with that rank (--ranks N)";
+    if (p.active() && p.backend == CollectiveBackend::Nccl && config.device != "cuda")
+        return "NCCL exchanges GPU tensors: --backend nccl needs --device cuda";
     if (p.active() && (p.timeoutSeconds <= 0 || p.checkEvery < 0))
         return "the collective timeout must be positive and the parameter check every 0 or more steps";
     return initialControls(config).lossScaling.invalidReason();

@@ -60,6 +60,8 @@ void RunLoop::run()
 void RunLoop::begin()
 {
     torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
+    if (config_.parallel.active() && config_.device == "cuda")
+        useRankGpu(config_.parallel);  // before the model or the data reach a GPU
     ScenarioSetup setup = buildScenario(config_);
     const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
     trainer_ = std::make_unique<Trainer>(std::move(setup), config_);

@@ -19,8 +19,9 @@ void RunLoop::joinRanks()
     raise({EventKind::Info, 0, -1,
            who(job.rank) + " of " + std::to_string(job.world) + ": joining the job at " + job.address + ":" +
                std::to_string(job.port)});
-    ranks_ = std::make_unique<RankSync>(job);
+    ranks_ = std::make_unique<RankSync>(job, config_.device);
     ranks_->startFrom(trainer_->model());  // every rank starts from rank 0's weights
+    raise({EventKind::Info, 0, -1, who(job.rank) + ": collectives over " + ranks_->backendName()});
 }
 
 bool RunLoop::applyAcrossRanks(const std::shared_ptr<StepRecord> &record)

@@ -126,7 +126,7 @@ void Trainer::runForwardBackward(const Batch &b, Probe *probe, StepRecord *recor
     std::vector<at::Tensor> side;
     for (const at::Tensor &t : b.side)
         side.push_back(t.to(device));
-    optimizer_->zero_grad();
+    zeroGradients();
     if (probe) {
         probe->beginStep(*model_, record);
         probe->observeParameters(*model_);
@@ -279,7 +279,7 @@ void Trainer::nameOpOfOrigin(const Batch &b, StepRecord &record)
 void Trainer::discardStep(StepRecord &record, bool retry)
 {
     copyInto(buffers_, preStepBuffers_);
-    optimizer_->zero_grad();
+    zeroGradients();
     record.skipped = true;
     record.why = retry ? "retried with the current controls" : "batch skipped";
     if (!retry) {
@@ -330,7 +330,7 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
 
     if (!std::isfinite(rec.loss) && policy.rollbackOnNonFiniteLoss) {
         copyInto(buffers_, preStepBuffers_);
-        optimizer_->zero_grad();
+        zeroGradients();
         ++consecutiveRollbacks_;
         if (consecutiveRollbacks_ > policy.maxRetries) {
             std::ostringstream o;

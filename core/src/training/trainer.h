@@ -144,6 +144,7 @@ private:
     int batchSize_;
     OptimizerSettings optimizerSettings_;
     std::unique_ptr<torch::optim::Optimizer> optimizer_;
+    void zeroGradients();
     std::vector<at::Tensor> buffers_;
     Controls controls_;
     double lr_ = 0.0;

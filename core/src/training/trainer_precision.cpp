@@ -83,7 +83,7 @@ bool Trainer::scalerSkipped(StepRecord &rec, std::vector<Event> &events, bool pa
     if (o.applyStep)
         return false;
     // GradScaler: the update is not applied; forward-pass side effects (BatchNorm statistics) stay.
-    optimizer_->zero_grad();
+    zeroGradients();
     for (std::size_t i = 0; i < rec.layers.size(); ++i)
         if (rec.layers[i].paramGrads.hasNonFinite())
             rec.overflowLayers.push_back(int(i));

@@ -3,8 +3,20 @@
 #include "training/trainer.h"
 
 #include <torch/optim/optimizer.h>
+#include <torch/version.h>
 
 namespace nanscope {
+
+// In place, as LibTorch 1.13 does; 2.x would drop the gradients (set_to_none), and a parameter that
+// gets no gradient would then skip its weight decay and momentum: results would differ by version.
+void Trainer::zeroGradients()
+{
+#if TORCH_VERSION_MAJOR >= 2
+    optimizer_->zero_grad(false);
+#else
+    optimizer_->zero_grad();
+#endif
+}
 
 StepState Trainer::stateBeforeStep(const StepRecord &record) const
 {
@@ -42,7 +54,7 @@ void Trainer::restoreControls(const Controls &controls, double learningRate, dou
     lr_ = learningRate;
     for (auto &group : optimizer_->param_groups())
         group.options().set_lr(lr_);
-    optimizer_->zero_grad();
+    zeroGradients();
     opLevelDone_ = false;
 }
 

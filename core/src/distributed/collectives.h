@@ -1,0 +1,39 @@
+#pragma once
+// One process group's collectives behind one small interface, so the ranks' code is the same over
+// Gloo (host memory) and NCCL (GPU memory). c10d's process-group headers stay in the two .cpp files
+// that build them: they are slow to compile, and each needs its own define and headers.
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nanscope {
+
+class Collectives {
+public:
+    virtual ~Collectives() = default;
+    // In place, waited for: the elementwise sum over the ranks; `root`'s tensors on every rank.
+    virtual void allReduceSum(std::vector<at::Tensor> &tensors) = 0;
+    virtual void broadcast(std::vector<at::Tensor> &tensors, int root) = 0;
+    // Where the tensors handed to it must live.
+    virtual c10::Device device() const = 0;
+    virtual std::string name() const = 0;  // "Gloo", "NCCL on cuda:0"
+};
+
+using StorePtr = c10::intrusive_ptr<c10d::Store>;
+
+// Gloo over TCP on the interface that reaches `address`. Throws when this build has no Gloo.
+std::unique_ptr<Collectives> glooCollectives(const StorePtr &store, int rank, int world, const std::string &address,
+                                             std::chrono::milliseconds timeout);
+
+// NCCL on the current CUDA device. Throws when this build has no NCCL.
+std::unique_ptr<Collectives> ncclCollectives(const StorePtr &store, int rank, int world,
+                                             std::chrono::milliseconds timeout);
+// Empty when this rank can take part in an NCCL job on CUDA GPU `localRank`; else why not.
+std::string ncclUnavailableReason(int localRank);
+
+}  // namespace nanscope
