@@ -174,6 +174,7 @@ int benchRanksCommand(const std::vector<std::string> &args, std::ostream &out, s
                          {"model", r.model},
                          {"world", r.world},
                          {"device", device},
+                         {"collectives", r.collectives},
                          {"rounds", r.rounds},
                          {"steps_per_round", steps},
                          {"plain_ms", jsonNumber(r.plainMs)},

@@ -24,6 +24,7 @@ private slots:
     void oneRankIsAPlainRun();
     void theLossScalerBacksOffOnEveryRank();
     void ranksFromTheEnvironmentMatchTheLauncher();
+    void ranksThatAskForDifferentCollectivesSayWhich();
     void aBitFlipOnOneRankIsNamed();
     void aKilledRankStopsTheOthers();
     void theBenchmarkComparesSideBySide();
@@ -150,6 +151,24 @@ void TestRanks::ranksFromTheEnvironmentMatchTheLauncher()
     }
 }
 
+void TestRanks::ranksThatAskForDifferentCollectivesSayWhich()
+{
+    // Gloo on one rank and auto's choice on the other would build two kinds of process group and
+    // wait for each other until the timeout: both stop at the rendezvous instead, with one line.
+    const int port = freePort();
+    QProcess ranks[2];
+    const QStringList run{"run", "--scenario", "safe-training", "--steps", "3", "--collective-timeout", "20"};
+    startRank(ranks[0], 0, 2, port, run);
+    startRank(ranks[1], 1, 2, port, run + QStringList{"--backend", "gloo"});
+    for (QProcess &rank : ranks) {
+        const Finished f = finish(rank, 30000);
+        QCOMPARE(f.code, 1);
+        QVERIFY2(
+            f.err.contains("the ranks asked for different collectives: rank 0 --backend auto, rank 1 --backend gloo"),
+            qPrintable(f.err));
+    }
+}
+
 void TestRanks::aBitFlipOnOneRankIsNamed()
 {
     // Silent data corruption on rank 1: one exponent bit of fc1's largest weight flips at step 2 and
@@ -231,6 +250,8 @@ void TestRanks::theBenchmarkComparesSideBySide()
     QCOMPARE(b.value("type").toString(), QStringLiteral("bench-ranks"));
     QCOMPARE(b.value("rank").toInt(), 0);
     QCOMPARE(b.value("world").toInt(), 2);
+    QCOMPARE(b.value("device").toString(), QStringLiteral("cpu"));
+    QCOMPARE(b.value("collectives").toString(), QStringLiteral("Gloo"));
     QCOMPARE(b.value("arbitration_bytes").toInt(), 112);
     QVERIFY(b.value("plain_ms").toDouble() > 0 && b.value("checked_ms").toDouble() > 0);
     const double ratio = b.value("checked_ms").toDouble() / b.value("plain_ms").toDouble();

@@ -35,7 +35,7 @@ done
 start=$(date +%s)
 say() { echo "== [$(( $(date +%s) - start ))s] $*"; }
 
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true; fi
 
 cmake_args=(-S "$root" -B "$build" -DNANSCOPE_WITH_QT=OFF -DCMAKE_BUILD_TYPE=Release)
 # Ninja for a new build folder (it keeps going past errors more simply); a folder keeps its generator.
@@ -78,49 +78,66 @@ build_all() {
   grep -q "CMAKE_GENERATOR:INTERNAL=Ninja" "$build/CMakeCache.txt" && keep=(-k 0)
   cmake --build "$build" --target nanscope_check nanscope -j "$jobs" -- "${keep[@]}" >"$build.build.log" 2>&1
 }
+# The error lines of the last build, not the "Building ... .o" lines that name every source.
+build_errors() { grep -E "(fatal )?error|^FAILED:" -A3 "$build.build.log" | head -"$1" || true; }
+failed_in() { grep -qE "$1\.cpp:[0-9]+:[0-9]+: (fatal )?error|^FAILED: .*$1" "$build.build.log"; }
 say "build nanscope_check and nanscope with $jobs jobs"
 if ! build_all; then
-  grep -E "error|Error" -A3 "$build.build.log" | head -80
+  build_errors 80
   retry=()
-  grep -q "collectives_nccl" "$build.build.log" && retry+=(-DNANSCOPE_WITH_NCCL=OFF)
-  grep -q "collectives_gloo" "$build.build.log" && retry+=(-DNANSCOPE_WITH_GLOO=OFF)
+  failed_in collectives_nccl && retry+=(-DNANSCOPE_WITH_NCCL=OFF)
+  failed_in collectives_gloo && retry+=(-DNANSCOPE_WITH_GLOO=OFF)
   [ ${#retry[@]} -gt 0 ] || exit 1
   say "building again with ${retry[*]}"
   cmake "$build" "${retry[@]}" >>"$build.configure.log" 2>&1
-  build_all || { grep -E "error|Error" -A3 "$build.build.log" | head -60; exit 1; }
+  build_all || { build_errors 60; exit 1; }
 fi
 
 check="$build/tools/check/nanscope_check"
 nanscope="$build/app/nanscope"
 status=0
+results=()
+# Each stage runs under its own limit, and none starts past the deadline (DEADLINE seconds from the
+# start, 540 by default): a run of a limited length keeps what it measured.
+deadline=${DEADLINE:-540}
+stage() {  # name, limit in seconds, command...
+  local name=$1 limit=$2 rc=0
+  shift 2
+  if [ $(( $(date +%s) - start )) -ge "$deadline" ]; then
+    results+=("skipped (deadline)  $name")
+    return
+  fi
+  say "$name"
+  timeout "$limit" "$@" || rc=$?
+  [ "$rc" = 0 ] || status=$rc
+  results+=("exit $rc  $name")
+}
 scenarios() {  # "precision [nanscope_check's own flags]"
-  say "every scenario on $device in $1"
   local flags=()
   [ "$bench" = 1 ] || flags=(--no-bench)
   # shellcheck disable=SC2086  # the precision and its flags, split
-  timeout 240 "$check" "$device" "$steps" $1 "${flags[@]}" || status=$?
+  stage "every scenario on $device in $1" 240 "$check" "$device" "$steps" $1 "${flags[@]}"
 }
 scenarios fp32
 if [ "$ranks" = 1 ]; then
-  # One job of 2 ranks: on one GPU they share it and exchange through Gloo; with a GPU each, NCCL.
   job=$(mktemp -d)
-  say "nan-input as 2 ranks on $device"
-  timeout 180 "$nanscope" run --scenario nan-input --ranks 2 --device "$device" --steps 60 \
-    --collective-timeout 60 --record "$job/nan-input" || status=$?
   if [ "$device" = cuda ]; then
-    say "one NCCL rank on cuda, a NaN sample at step 3"
-    timeout 120 "$nanscope" run --scenario large-lr-ce --ranks 1 --device cuda --backend nccl --steps 20 \
-      --inject nan-sample@0:3 --collective-timeout 60 || status=$?
+    # One GPU cannot hold an NCCL job of 2 ranks (NCCL wants a GPU per rank): 1 rank here, and
+    # with 2 GPUs or more, 2 ranks.
+    stage "one NCCL rank on cuda, a NaN sample at step 3" 120 "$nanscope" run --scenario large-lr-ce --ranks 1 \
+      --device cuda --backend nccl --steps 20 --inject nan-sample@0:3 --collective-timeout 60
   fi
-  say "bench --ranks 2 on the CPU (Gloo), each model"
+  # On one GPU the 2 ranks share it and exchange through Gloo; with a GPU each, over NCCL.
+  stage "nan-input as 2 ranks on $device" 180 "$nanscope" run --scenario nan-input --ranks 2 --device "$device" \
+    --steps 60 --collective-timeout 60 --record "$job/nan-input"
+  if [ "$device" = cuda ]; then
+    stage "bench --ranks 1 on cuda over NCCL" 120 "$nanscope" bench --ranks 1 --device cuda --backend nccl \
+      --rounds 100 --json
+    stage "bench --ranks 2 on cuda" 120 "$nanscope" bench --ranks 2 --device cuda --rounds 100 --json
+  fi
   for model in mlp cnn deep; do
-    timeout 120 "$nanscope" bench --ranks 2 --only "$model" --json || status=$?
+    stage "bench --ranks 2 on the CPU, $model" 120 "$nanscope" bench --ranks 2 --only "$model" --json
   done
-  if [ "$device" = cuda ]; then
-    say "bench --ranks on cuda: 1 rank over NCCL, 2 ranks over auto's choice"
-    timeout 120 "$nanscope" bench --ranks 1 --device cuda --backend nccl --rounds 100 --json || status=$?
-    timeout 120 "$nanscope" bench --ranks 2 --device cuda --rounds 100 --json || status=$?
-  fi
 fi
 scenarios fp16
 if [ "$device" = cpu ]; then
@@ -129,4 +146,5 @@ if [ "$device" = cpu ]; then
   scenarios "fp32 --device-path"
 fi
 say "done (exit $status)"
+printf '  %s\n' "${results[@]}"
 exit "$status"

@@ -64,6 +64,7 @@ struct ReplayBenchResult {
 struct RanksBenchResult {
     std::string model;
     int world = 0;
+    std::string collectives;  // "Gloo", "NCCL on cuda:0"
     int rounds = 0;
     double plainMs = 0;
     double checkedMs = 0;

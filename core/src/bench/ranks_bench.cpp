@@ -62,6 +62,7 @@ RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, i
     RanksBenchResult r;
     r.model = model;
     r.world = job.world;
+    r.collectives = sync.backendName();
     r.rounds = rounds;
     std::vector<double> plainMs, checkedMs;
     constexpr int kWarmup = 2;

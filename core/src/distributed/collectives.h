@@ -4,12 +4,16 @@
 // that build them: they are slow to compile, and each needs its own define and headers.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
-#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <c10/util/intrusive_ptr.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace c10d {
+class Store;
+}
 
 namespace nanscope {
 
@@ -30,10 +34,12 @@ using StorePtr = c10::intrusive_ptr<c10d::Store>;
 std::unique_ptr<Collectives> glooCollectives(const StorePtr &store, int rank, int world, const std::string &address,
                                              std::chrono::milliseconds timeout);
 
-// NCCL on the current CUDA device. Throws when this build has no NCCL.
+// NCCL on the current CUDA device; a collective that outlasts `timeout` throws (it would otherwise
+// abort the process from NCCL's watchdog). Throws when this build has no NCCL.
 std::unique_ptr<Collectives> ncclCollectives(const StorePtr &store, int rank, int world,
                                              std::chrono::milliseconds timeout);
-// Empty when this rank can take part in an NCCL job on CUDA GPU `localRank`; else why not.
-std::string ncclUnavailableReason(int localRank);
+// The current CUDA device as NCCL tells GPUs apart (its PCI address, "0000:3b:00.0"), or empty
+// with `why` said when this rank cannot take part in an NCCL job.
+std::string ncclGpu(std::string &why);
 
 }  // namespace nanscope

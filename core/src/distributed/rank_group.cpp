@@ -86,8 +86,9 @@ RankGroup::RankGroup(const DataParallel &job, const std::string &device)
 #ifdef C10_USE_GLOG
     FLAGS_minloglevel = std::max(FLAGS_minloglevel, google::GLOG_FATAL);
 #else
-    FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, 3);  // c10's own logging: errors and worse
+    FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, 2);  // c10's own logging: errors and worse
 #endif
+    bool nccl = false;
     try {
         c10d::TCPStoreOptions o;
         o.port = std::uint16_t(job.port);
@@ -98,15 +99,14 @@ RankGroup::RankGroup(const DataParallel &job, const std::string &device)
         impl_->store = c10::make_intrusive<c10d::TCPStore>(job.address, o);
         impl_->store->set("nanscope/pid/" + std::to_string(rank_), bytesOf(std::to_string(::getpid())));
         impl_->store->set("nanscope/host/" + std::to_string(rank_), bytesOf(hostName()));
-        impl_->store->set("nanscope/nccl/" + std::to_string(rank_), bytesOf(ncclReason(job, device)));
+        impl_->store->set("nanscope/collectives/" + std::to_string(rank_), bytesOf(offer(job, device)));
         for (int r = 0; r < world_; ++r) {
             const std::vector<std::uint8_t> pid = impl_->store->get("nanscope/pid/" + std::to_string(r));
             const std::vector<std::uint8_t> host = impl_->store->get("nanscope/host/" + std::to_string(r));
             impl_->pids.push_back(std::stol(std::string(pid.begin(), pid.end())));
             impl_->hosts.emplace_back(host.begin(), host.end());
         }
-        impl_->group = useNccl(job) ? ncclCollectives(impl_->store, rank_, world_, timeout)
-                                    : glooCollectives(impl_->store, rank_, world_, job.address, timeout);
+        nccl = useNccl();
     } catch (const RankGroupError &) {
         throw;
     } catch (const std::exception &e) {
@@ -114,32 +114,66 @@ RankGroup::RankGroup(const DataParallel &job, const std::string &device)
                              " ranks at " + job.address + ":" + std::to_string(job.port) + " within " +
                              std::to_string(job.timeoutSeconds) + " s: " + firstLine(e.what()));
     }
+    try {
+        impl_->group = nccl ? ncclCollectives(impl_->store, rank_, world_, timeout)
+                            : glooCollectives(impl_->store, rank_, world_, job.address, timeout);
+    } catch (const std::exception &e) {
+        throw RankGroupError("rank " + std::to_string(rank_) + " could not set up the job's " +
+                             (nccl ? "NCCL" : "Gloo") + " collectives: " + firstLine(e.what()));
+    }
 }
 
 RankGroup::~RankGroup() = default;
 
-std::string RankGroup::ncclReason(const DataParallel &job, const std::string &device)
+// What this rank asks for and can do: "<--backend>\n<its GPU as NCCL sees it, or empty>\n<why not>".
+std::string RankGroup::offer(const DataParallel &job, const std::string &device)
 {
-    if (device != "cuda")
-        return "the job trains on the CPU";
-    const std::string reason = ncclUnavailableReason(job.localRank);
-    return reason.empty() ? "ok" : reason;
+    std::string why = "the job trains on the CPU";
+    const std::string gpu = device == "cuda" ? ncclGpu(why) : std::string();
+    return std::string(collectiveBackendName(job.backend)) + "\n" + gpu + "\n" + why;
 }
 
-// Every rank published whether it can use NCCL: all of them read the same answers and choose alike.
-bool RankGroup::useNccl(const DataParallel &job)
+// Every rank reads every rank's offer and so chooses alike: NCCL when all asked for it (or for
+// auto) and each has a GPU of its own, else Gloo; asked for NCCL where a rank cannot: an error.
+bool RankGroup::useNccl()
 {
-    if (job.backend == CollectiveBackend::Gloo)
-        return false;
+    struct Offer {
+        std::string backend, gpu, why;
+    };
+    std::vector<Offer> offers;
     for (int r = 0; r < world_; ++r) {
-        const std::vector<std::uint8_t> answer = impl_->store->get("nanscope/nccl/" + std::to_string(r));
-        const std::string reason(answer.begin(), answer.end());
-        if (reason == "ok")
+        const std::vector<std::uint8_t> bytes = impl_->store->get("nanscope/collectives/" + std::to_string(r));
+        const std::string text(bytes.begin(), bytes.end());
+        const auto first = text.find('\n'), second = text.find('\n', first + 1);
+        offers.push_back({text.substr(0, first), text.substr(first + 1, second - first - 1), text.substr(second + 1)});
+    }
+    const std::string asked = offers[0].backend;
+    for (int r = 1; r < world_; ++r)
+        if (offers[std::size_t(r)].backend != asked)
+            throw RankGroupError("the ranks asked for different collectives: rank 0 --backend " + asked + ", rank " +
+                                 std::to_string(r) + " --backend " + offers[std::size_t(r)].backend);
+    if (asked == collectiveBackendName(CollectiveBackend::Gloo))
+        return false;
+    const bool required = asked == collectiveBackendName(CollectiveBackend::Nccl);
+    for (int r = 0; r < world_; ++r) {
+        if (!offers[std::size_t(r)].gpu.empty())
             continue;
-        if (job.backend == CollectiveBackend::Nccl)
-            throw RankGroupError("--backend nccl: rank " + std::to_string(r) + " cannot use NCCL: " + reason);
+        if (required)
+            throw RankGroupError("--backend nccl: rank " + std::to_string(r) +
+                                 " cannot use NCCL: " + offers[std::size_t(r)].why);
         return false;
     }
+    for (int r = 0; r < world_; ++r)
+        for (int o = r + 1; o < world_; ++o) {
+            const std::size_t a = std::size_t(r), b = std::size_t(o);
+            if (impl_->hosts[a] != impl_->hosts[b] || offers[a].gpu != offers[b].gpu)
+                continue;
+            if (required)
+                throw RankGroupError("--backend nccl: ranks " + std::to_string(r) + " and " + std::to_string(o) +
+                                     " share the GPU " + offers[a].gpu + " on " + impl_->hosts[a] +
+                                     ", and NCCL needs a GPU per rank");
+            return false;
+        }
     return true;
 }
 
@@ -195,39 +229,10 @@ RankGroup::RankGroup(const DataParallel &job, const std::string &) : rank_(job.r
 
 RankGroup::~RankGroup() = default;
 
-std::string RankGroup::ncclReason(const DataParallel &, const std::string &) { return {}; }
-bool RankGroup::useNccl(const DataParallel &) { return false; }
+std::string RankGroup::offer(const DataParallel &, const std::string &) { return {}; }
+bool RankGroup::useNccl() { return false; }
 std::string RankGroup::backendName() const { return {}; }
 c10::Device RankGroup::device() const { return c10::Device(c10::DeviceType::CPU); }
-
-std::string RankGroup::ncclReason(const DataParallel &job, const std::string &device)
-{
-    if (device != "cuda")
-        return "the job trains on the CPU";
-    const std::string reason = ncclUnavailableReason(job.localRank);
-    return reason.empty() ? "ok" : reason;
-}
-
-// Every rank published whether it can use NCCL: all of them read the same answers and choose alike.
-bool RankGroup::useNccl(const DataParallel &job)
-{
-    if (job.backend == CollectiveBackend::Gloo)
-        return false;
-    for (int r = 0; r < world_; ++r) {
-        const std::vector<std::uint8_t> answer = impl_->store->get("nanscope/nccl/" + std::to_string(r));
-        const std::string reason(answer.begin(), answer.end());
-        if (reason == "ok")
-            continue;
-        if (job.backend == CollectiveBackend::Nccl)
-            throw RankGroupError("--backend nccl: rank " + std::to_string(r) + " cannot use NCCL: " + reason);
-        return false;
-    }
-    return true;
-}
-
-std::string RankGroup::backendName() const { return impl_->group->name(); }
-
-c10::Device RankGroup::device() const { return impl_->group->device(); }
 
 void RankGroup::lost(const std::exception &e, const char *) { throw RankGroupError(e.what()); }
 void RankGroup::allReduceSum(std::vector<at::Tensor> &) {}

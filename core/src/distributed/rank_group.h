@@ -41,8 +41,8 @@ public:
     void broadcast(std::vector<at::Tensor> &tensors, int root);
 
 private:
-    static std::string ncclReason(const DataParallel &job, const std::string &device);  // "ok", or why not
-    bool useNccl(const DataParallel &job);
+    static std::string offer(const DataParallel &job, const std::string &device);
+    bool useNccl();
     [[noreturn]] void lost(const std::exception &e, const char *what);
 
     struct Impl;

@@ -170,7 +170,7 @@ RankFindings RankSync::exchange(const StepRecord &local, ModelAdapter &model, st
     row[0] = local.failed() ? 1.0 : 0.0;
     row[1] = double(int(local.origin.phase));
     row[2] = double(local.origin.layer);
-    row[3] = local.loss;
+    row[3] = std::isfinite(local.loss) ? local.loss : 0.0;  // a bad rank's loss is not averaged; NaN stays off the wire
     for (std::size_t l = 0; l < layers && l < local.layers.size(); ++l) {
         const LayerHealth &h = local.layers[l];
         row[std::size_t(kHead) + l] = double(h.forward.nonFinite() + h.grad.nonFinite() + h.paramGrads.nonFinite());
@@ -266,14 +266,17 @@ RankDivergence RankSync::compareParameters(ModelAdapter &model)
     // Per layer, two sums of its parameters: one flipped bit changes them. Ranks that applied the
     // same updates to the same values agree exactly.
     const std::size_t layers = model.layers().size();
-    at::Tensor table = at::zeros({world(), std::int64_t(layers), 2}, at::kDouble);
+    // Summed where the collectives take their tensors (a GPU's parameters stay there with NCCL),
+    // then read once.
+    const at::TensorOptions wire = at::TensorOptions().dtype(at::kDouble).device(group_.device());
+    at::Tensor table = at::zeros({world(), std::int64_t(layers), 2}, wire);
     for (std::size_t l = 0; l < layers; ++l)
         for (const at::Tensor &p : model.layerParameters(int(l))) {
-            const at::Tensor d = p.detach().to(at::kCPU, at::kDouble);
+            const at::Tensor d = p.detach().to(wire);
             table[rank()][std::int64_t(l)][0] += d.sum();
             table[rank()][std::int64_t(l)][1] += d.abs().sum();
         }
-    std::vector<at::Tensor> one{table.to(group_.device())};
+    std::vector<at::Tensor> one{table};
     group_.allReduceSum(one);
     const at::Tensor all = one[0].to(at::kCPU).nan_to_num(1.5e308, 1.6e308, -1.6e308);  // NaN equals NaN here
     // The majority's checksums (rank 0's on a tie), then whoever differs from them.

@@ -20,7 +20,7 @@ struct RankFindings {
     int rank = -1;
     Phase phase = Phase::Input;
     int layer = -1;
-    std::vector<double> losses;  // each rank's own loss
+    std::vector<double> losses;  // each rank's own loss (0 where it was not finite)
     // "rank 1: fc1 forward" for each bad rank.
     std::string text(const std::vector<Layer> &layers) const;
     std::vector<std::vector<double>> nonFinite;  // [rank][layer]: NaN/Inf values in its map
