@@ -81,6 +81,17 @@ void TestRanks::theRankThatWentNonFiniteIsNamed()
     }
     QVERIFY(found == (std::set<std::int64_t>{10, 50}));
     QVERIFY(named >= 1);
+    // Each rank's run file keeps its place in the job as it was asked for.
+    for (int r = 0; r < 2; ++r) {
+        const DataParallel p =
+            RunFile((folder + QString("/rank-%1.nsrun").arg(r)).toStdString()).info().config.parallel;
+        QCOMPARE(p.rank, r);
+        QCOMPARE(p.world, 2);
+        QCOMPARE(p.localRank, r);  // --ranks sets LOCAL_RANK
+        QVERIFY(p.backend == CollectiveBackend::Auto);
+        QVERIFY(p.onBadRank == (policy == "skip" ? BadRankPolicy::Skip : BadRankPolicy::Exclude));
+        QCOMPARE(p.checkEvery, 2);
+    }
     // The same parameters everywhere afterwards, and finite.
     for (int r = 0; r < 2; ++r) {
         QVERIFY(texts(f, r, "info").contains("parameters identical on all 2 ranks"));
