@@ -64,9 +64,10 @@ void JobReport::line(int rank, const std::string &text)
     const std::string type = j.value("type", "");
     const int step = j.contains("step") && j["step"].is_number_integer() ? j["step"].get<int>() : -1;
     if (type == "event") {
+        // An event before the first step (the rank could not start) has no step to name.
+        const std::string when = step >= 0 ? "step " + std::to_string(step) + ": " : std::string();
         hold(step, rank,
-             "rank " + std::to_string(rank) + ": step " + orNone(j, "step") + ": " + j.value("kind", "") + ": " +
-                 j.value("text", ""));
+             "rank " + std::to_string(rank) + ": " + when + j.value("kind", "") + ": " + j.value("text", ""));
     } else if (type == "step" && std::size_t(rank) < recorded_.size()) {
         recorded_[std::size_t(rank)] = std::max(recorded_[std::size_t(rank)], step);
         release(*std::min_element(recorded_.begin(), recorded_.end()));

@@ -235,10 +235,15 @@ void TestJobFolder::ranksThatCannotStartSayWhy()
     const Finished f = runNanscope(
         {"run", "--scenario", "large-lr-ce", "--steps", "3", "--ranks", "2", "--inject-fault", "bitflip@1:nosuch:1"});
     QCOMPARE(f.code, 1);
-    for (int r = 0; r < 2; ++r)
+    for (int r = 0; r < 2; ++r) {
         QVERIFY2(f.out.contains(
                      QStringLiteral("rank %1: stopped after 0 steps: cannot inject a fault into 'nosuch'").arg(r)),
                  qPrintable(f.out));
+        // Its error event names no step: there was none.
+        QVERIFY2(f.out.contains(QStringLiteral("rank %1: error: cannot inject a fault into 'nosuch'").arg(r)),
+                 qPrintable(f.out));
+    }
+    QVERIFY2(!f.out.contains(QLatin1String("step -1")), qPrintable(f.out));
 }
 
 void TestJobFolder::badInjectionsSayWhy_data()
