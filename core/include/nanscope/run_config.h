@@ -70,7 +70,7 @@ struct DataParallel {
     int timeoutSeconds = 60;  // a collective that waits longer lost a rank
     CollectiveBackend backend = CollectiveBackend::Auto;
     // This rank's place among the ranks of its machine (torchrun's LOCAL_RANK): a CUDA rank trains
-    // on GPU localRank (modulo the GPUs it sees). -1: not known, GPU rank % GPUs, and Auto picks Gloo.
+    // on GPU localRank (modulo the GPUs it sees). -1: not known, and GPU rank % GPUs.
     int localRank = -1;
     bool active() const { return world > 0; }
     bool operator==(const DataParallel &o) const
