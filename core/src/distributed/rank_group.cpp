@@ -1,6 +1,7 @@
 #include "distributed/rank_group.h"
 
 #include "distributed/collectives.h"
+#include "distributed/collectives_choice.h"
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/cuda.h>
@@ -125,56 +126,26 @@ RankGroup::RankGroup(const DataParallel &job, const std::string &device)
 
 RankGroup::~RankGroup() = default;
 
-// What this rank asks for and can do: "<--backend>\n<its GPU as NCCL sees it, or empty>\n<why not>".
 std::string RankGroup::offer(const DataParallel &job, const std::string &device)
 {
-    std::string why = "the job trains on the CPU";
-    const std::string gpu = device == "cuda" ? ncclGpu(why) : std::string();
-    return std::string(collectiveBackendName(job.backend)) + "\n" + gpu + "\n" + why;
+    CollectivesOffer o;
+    o.backend = collectiveBackendName(job.backend);
+    o.why = "the job trains on the CPU";
+    if (device == "cuda")
+        o.gpu = ncclGpu(o.why);
+    return o.encoded();
 }
 
-// Every rank reads every rank's offer and so chooses alike: NCCL when all asked for it (or for
-// auto) and each has a GPU of its own, else Gloo; asked for NCCL where a rank cannot: an error.
+// Every rank reads every rank's offer, so every rank chooses alike.
 bool RankGroup::useNccl()
 {
-    struct Offer {
-        std::string backend, gpu, why;
-    };
-    std::vector<Offer> offers;
+    std::vector<CollectivesOffer> offers;
     for (int r = 0; r < world_; ++r) {
         const std::vector<std::uint8_t> bytes = impl_->store->get("nanscope/collectives/" + std::to_string(r));
-        const std::string text(bytes.begin(), bytes.end());
-        const auto first = text.find('\n'), second = text.find('\n', first + 1);
-        offers.push_back({text.substr(0, first), text.substr(first + 1, second - first - 1), text.substr(second + 1)});
+        offers.push_back(
+            CollectivesOffer::decoded(std::string(bytes.begin(), bytes.end()), impl_->hosts[std::size_t(r)]));
     }
-    const std::string asked = offers[0].backend;
-    for (int r = 1; r < world_; ++r)
-        if (offers[std::size_t(r)].backend != asked)
-            throw RankGroupError("the ranks asked for different collectives: rank 0 --backend " + asked + ", rank " +
-                                 std::to_string(r) + " --backend " + offers[std::size_t(r)].backend);
-    if (asked == collectiveBackendName(CollectiveBackend::Gloo))
-        return false;
-    const bool required = asked == collectiveBackendName(CollectiveBackend::Nccl);
-    for (int r = 0; r < world_; ++r) {
-        if (!offers[std::size_t(r)].gpu.empty())
-            continue;
-        if (required)
-            throw RankGroupError("--backend nccl: rank " + std::to_string(r) +
-                                 " cannot use NCCL: " + offers[std::size_t(r)].why);
-        return false;
-    }
-    for (int r = 0; r < world_; ++r)
-        for (int o = r + 1; o < world_; ++o) {
-            const std::size_t a = std::size_t(r), b = std::size_t(o);
-            if (impl_->hosts[a] != impl_->hosts[b] || offers[a].gpu != offers[b].gpu)
-                continue;
-            if (required)
-                throw RankGroupError("--backend nccl: ranks " + std::to_string(r) + " and " + std::to_string(o) +
-                                     " share the GPU " + offers[a].gpu + " on " + impl_->hosts[a] +
-                                     ", and NCCL needs a GPU per rank");
-            return false;
-        }
-    return true;
+    return chooseNccl(offers);
 }
 
 std::string RankGroup::backendName() const { return impl_->group->name(); }
