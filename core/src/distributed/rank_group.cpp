@@ -140,11 +140,18 @@ std::string RankGroup::offer(const DataParallel &job, const std::string &device)
 bool RankGroup::useNccl()
 {
     std::vector<CollectivesOffer> offers;
+    std::vector<std::string> read;
     for (int r = 0; r < world_; ++r) {
         const std::vector<std::uint8_t> bytes = impl_->store->get("nanscope/collectives/" + std::to_string(r));
         offers.push_back(
             CollectivesOffer::decoded(std::string(bytes.begin(), bytes.end()), impl_->hosts[std::size_t(r)]));
+        read.push_back("nanscope/offers-read/" + std::to_string(r));
     }
+    // Rank 0 serves the store: where the choice is an error, it must not stop (and take the store
+    // with it) before every rank has read the offers and can say the same.
+    impl_->store->set(read[std::size_t(rank_)], bytesOf("1"));
+    if (rank_ == 0)
+        impl_->store->wait(read);
     return chooseNccl(offers);
 }
 
