@@ -122,8 +122,8 @@ scenarios fp32
 if [ "$ranks" = 1 ]; then
   job=$(mktemp -d)
   if [ "$device" = cuda ]; then
-    # One GPU cannot hold an NCCL job of 2 ranks (NCCL wants a GPU per rank): 1 rank here, and
-    # with 2 GPUs or more, 2 ranks.
+    # NCCL wants a GPU per rank: one rank here; with 2 GPUs or more, the job of 2 ranks below
+    # runs over NCCL too.
     stage "one NCCL rank on cuda, a NaN sample at step 3" 120 "$nanscope" run --scenario large-lr-ce --ranks 1 \
       --device cuda --backend nccl --steps 20 --inject nan-sample@0:3 --collective-timeout 60
   fi
