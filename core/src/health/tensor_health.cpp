@@ -1,12 +1,13 @@
 #include "health/tensor_health.h"
 
+#include "health/float_kernels.h"
+
 #include <ATen/ATen.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace nanscope {
 
@@ -73,143 +74,9 @@ template <typename T> TensorHealth scan(const T *data, std::int64_t n, double *p
     return h;
 }
 
-// The common case, float32, gets a branch-free kernel that does not classify elements at all: a
-// NaN or an Inf anywhere makes the sum of squares, the minimum or the maximum non-finite, and only
-// then does the tensor pay a second, exact pass that splits NaN, +Inf and -Inf. Four vector ops
-// per vector of floats, in two independent accumulator sets so that the adds' latency does not
-// bound the loop. (A finite value past ~1.8e19 overflows its float square and also takes the
-// exact, double-precision pass.)
-constexpr std::uint32_t kExponentMask = 0x7f800000u;
-
-struct FloatScan {
-    double sumSq = 0;
-    double positiveSumSq = 0;  // of the positive elements only: what a ReLU of this tensor keeps
-    float lo = INFINITY, hi = -INFINITY;
-    bool needsExactPass = false;
-};
-
-// target_clones makes an ifunc whose resolver runs while the dynamic linker relocates, before
-// ThreadSanitizer's runtime is up; TSan instruments the resolver too, so a TSan build crashed before
-// main(). It gets the portable code path instead.
-#if defined(__SANITIZE_THREAD__)
-#define NANSCOPE_SIMD_CLONES(...)
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NANSCOPE_SIMD_CLONES(...)
-#endif
-#endif
-#ifndef NANSCOPE_SIMD_CLONES
-#define NANSCOPE_SIMD_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
-#endif
-
-// GCC/Clang vector extensions: 16 lanes, one AVX-512 register, two AVX2 or four SSE ones.
-typedef float v16f __attribute__((vector_size(64)));
-
-// always_inline: compiled once per target of the clones below, not once generically.
-__attribute__((always_inline)) inline FloatScan scanFloatBody(const float *p, std::int64_t n)
-{
-    constexpr int lanes = 16;
-    const v16f inf = v16f{} + INFINITY, zero = {};
-    v16f lo0 = inf, lo1 = inf, hi0 = -inf, hi1 = -inf;  // a NaN compares false: it never lands here
-    FloatScan r;
-    std::int64_t i = 0;
-    constexpr std::int64_t block = 4096;  // squares summed in float lanes, flushed to double
-    while (i + 2 * lanes <= n) {
-        v16f sq0 = {}, sq1 = {}, pos0 = {}, pos1 = {};
-        const std::int64_t end = (i + block < n ? i + block : n) - (2 * lanes - 1);
-        for (; i < end; i += 2 * lanes) {
-            v16f a, b;
-            std::memcpy(&a, p + i, sizeof a);
-            std::memcpy(&b, p + i + lanes, sizeof b);
-            lo0 = a < lo0 ? a : lo0;
-            hi0 = a > hi0 ? a : hi0;
-            sq0 += a * a;
-            lo1 = b < lo1 ? b : lo1;
-            hi1 = b > hi1 ? b : hi1;
-            sq1 += b * b;
-            // The squares ReLU(x) would add, in the same lanes and order: bit for bit its sum.
-            const v16f pa = a > zero ? a : zero, pb = b > zero ? b : zero;
-            pos0 += pa * pa;
-            pos1 += pb * pb;
-        }
-        const v16f sq = sq0 + sq1, pos = pos0 + pos1;
-        for (int k = 0; k < lanes; ++k) {
-            r.sumSq += double(sq[k]);
-            r.positiveSumSq += double(pos[k]);
-        }
-    }
-    const v16f lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
-    for (int k = 0; k < lanes; ++k) {
-        r.lo = lo[k] < r.lo ? lo[k] : r.lo;
-        r.hi = hi[k] > r.hi ? hi[k] : r.hi;
-    }
-    for (; i < n; ++i) {
-        const float v = p[i];
-        r.lo = v < r.lo ? v : r.lo;
-        r.hi = v > r.hi ? v : r.hi;
-        r.sumSq += double(v) * double(v);
-        r.positiveSumSq += v > 0 ? double(v) * double(v) : 0.0;
-    }
-    // Also true for n == 0 (lo stays +Inf): the exact pass handles the empty tensor.
-    r.needsExactPass = !std::isfinite(r.sumSq) || !std::isfinite(r.lo) || !std::isfinite(r.hi);
-    return r;
-}
-
-// AVX-512 scans an in-cache tensor about 1.5-1.8x faster than AVX2 (measured on the 2 MB output
-// of the benchmark CNN's first convolution); bandwidth-bound ones alike.
-NANSCOPE_SIMD_CLONES("avx512f", "avx2", "default") FloatScan scanFloatFast(const float *p, std::int64_t n)
-{
-    return scanFloatBody(p, n);
-}
-
-// Any element whose exponent bits are all set (NaN or Inf), read as unsigned integers of the
-// float's width: 32 bits for float, 16 for fp16 and bf16. V is a vector of those integers; the
-// op-level tier runs this on every op output, and under fp16 emulation on every cast's output.
-template <typename V, typename U>
-__attribute__((always_inline)) inline bool anyExponentAllOnes(const U *p, std::int64_t n, U exponentMask)
-{
-    constexpr std::int64_t lanes = sizeof(V) / sizeof(U);
-    const V mask = V{} + exponentMask;
-    constexpr std::int64_t chunk = 1024;  // early exit at chunk granularity
-    std::int64_t i = 0;
-    while (i + lanes <= n) {
-        decltype(mask == mask) any = {};  // NOLINT(misc-redundant-expression): the type of a lane mask
-        const std::int64_t end = (i + chunk < n ? i + chunk : n) - (lanes - 1);
-        for (; i < end; i += lanes) {
-            V bits;
-            std::memcpy(&bits, p + i, sizeof bits);
-            any |= (bits & mask) == mask;
-        }
-        for (std::int64_t k = 0; k < lanes; ++k)
-            if (any[k])
-                return true;
-    }
-    for (; i < n; ++i) {
-        U bits;
-        std::memcpy(&bits, p + i, sizeof bits);  // the storage holds floats: read its bytes
-        if ((bits & exponentMask) == exponentMask)
-            return true;
-    }
-    return false;
-}
-
-typedef std::uint32_t v8u32 __attribute__((vector_size(32)));
-typedef std::uint16_t v16u16 __attribute__((vector_size(32)));
-
-NANSCOPE_SIMD_CLONES("avx2", "default") bool anyNonFiniteFloat(const std::uint32_t *bits, std::int64_t n)
-{
-    return anyExponentAllOnes<v8u32>(bits, n, std::uint32_t(kExponentMask));
-}
-
-NANSCOPE_SIMD_CLONES("avx2", "default")
-bool anyNonFinite16(const std::uint16_t *bits, std::int64_t n, std::uint16_t mask)
-{
-    return anyExponentAllOnes<v16u16>(bits, n, mask);
-}
-
 TensorHealth scanFloat(const float *p, std::int64_t n, double *positiveSumSq)
 {
-    const FloatScan f = scanFloatFast(p, n);
+    const FloatScan f = scanFloats(p, n);
     if (f.needsExactPass)
         return scan(p, n, positiveSumSq);  // rare: an unhealthy (or empty, or huge) tensor gets the exact pass
     TensorHealth h;
