@@ -26,9 +26,25 @@ private Q_SLOTS:
     void reluHealthFollowsFromItsInput_data();
     void reluHealthFollowsFromItsInput();
     void reusedScansMatchScanningEveryTensor();
+    void poolAndFlattenGradientsFollowFromTheirOutputs_data();
+    void poolAndFlattenGradientsFollowFromTheirOutputs();
 };
 
 namespace {
+
+// Forward: a copy. Backward: the gradient with a NaN, a +Inf and a -Inf written into it.
+struct PoisonGradient : torch::autograd::Function<PoisonGradient> {
+    static at::Tensor forward(torch::autograd::AutogradContext *, const at::Tensor &x) { return x.clone(); }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *,
+                                                   const torch::autograd::variable_list &grads)
+    {
+        at::Tensor g = grads[0].clone();
+        g.view({-1})[5] = NAN;
+        g.view({-1})[9] = INFINITY;
+        g.view({-1})[12] = -INFINITY;
+        return {g};
+    }
+};
 
 TensorHealth healthOnDevice(const at::Tensor &t)
 {
@@ -214,6 +230,83 @@ void TestHealthGathering::reusedScansMatchScanningEveryTensor()
     const double finiteL2 = torch::where(torch::isfinite(flat), flat, torch::zeros_like(flat)).norm().item<double>();
     QVERIFY2(std::abs(flatten.forward.finiteL2 - finiteL2) <= 1e-5 * finiteL2,
              qPrintable(QStringLiteral("%1 vs %2").arg(flatten.forward.finiteL2).arg(finiteL2)));
+}
+
+void TestHealthGathering::poolAndFlattenGradientsFollowFromTheirOutputs_data()
+{
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("padding");
+    QTest::addColumn<int>("dilation");
+    QTest::addColumn<bool>("ceil");
+    QTest::addColumn<bool>("poisoned");
+    QTest::addColumn<bool>("apart");  // no input in two windows: the gradient is derived, not scanned
+    struct Pool {
+        const char *name;
+        int kernel, stride, padding, dilation;
+        bool ceil, apart;
+    };
+    const Pool pools[] = {{"2x2", 2, 2, 0, 1, false, true},
+                          {"3x3 padded", 3, 3, 1, 1, false, true},
+                          {"3x3 ceil mode", 3, 3, 0, 1, true, true},
+                          {"3x3 stride 2 (overlapping)", 3, 2, 0, 1, false, false},
+                          {"2x2 dilated, stride 2 (overlapping)", 2, 2, 0, 2, false, false},
+                          {"2x2 dilated, stride 3", 2, 3, 0, 2, false, true}};
+    for (const Pool &p : pools)
+        for (bool poisoned : {false, true})
+            QTest::addRow("%s%s", p.name, poisoned ? ", NaN and Inf in the gradient" : "")
+                << p.kernel << p.stride << p.padding << p.dilation << p.ceil << poisoned << p.apart;
+}
+
+void TestHealthGathering::poolAndFlattenGradientsFollowFromTheirOutputs()
+{
+    // On the host the gradient flowing into a max pool's input (a ReLU's output) follows from
+    // the one flowing into its output when no input lies in two windows, and Flatten's input
+    // gradient is its output gradient reshaped. The device path scans every gradient itself.
+    QFETCH(int, kernel);
+    QFETCH(int, stride);
+    QFETCH(int, padding);
+    QFETCH(int, dilation);
+    QFETCH(bool, ceil);
+    QFETCH(bool, poisoned);
+    QFETCH(bool, apart);
+    namespace nn = torch::nn;
+    torch::manual_seed(7);
+    nn::Conv2d conv(nn::Conv2dOptions(3, 4, 3).padding(1));
+    nn::MaxPool2d pool(nn::MaxPool2dOptions(kernel).stride(stride).padding(padding).dilation(dilation).ceil_mode(ceil));
+    const at::Tensor x = torch::randn({2, 3, 8, 8});
+    std::int64_t features = 0;
+    {
+        torch::NoGradGuard noGrad;
+        features = pool(torch::relu(conv(x))).flatten(1).size(1);
+    }
+    ObservedSequential m("SmallCNN");
+    m.add("conv", nn::AnyModule(conv));
+    m.add("relu", nn::AnyModule(nn::ReLU()));
+    m.add("pool", nn::AnyModule(pool));
+    m.add("flatten", nn::AnyModule(nn::Flatten()));
+    if (poisoned)
+        m.add("poison", nn::AnyModule(nn::Functional([](const at::Tensor &t) { return PoisonGradient::apply(t); })));
+    m.add("fc", nn::AnyModule(nn::Linear(features, 3)));
+    m.finalize();
+    StepRecord host, device;
+    testing::probedPass(m, x, host);
+    testing::probedPass(m, x, device, true, /*devicePathOnCpu=*/true);
+    for (const Layer &l : m.layers()) {
+        const QString diff = testing::layerHealthDiff(device.layers[l.id], host.layers[l.id]);
+        QVERIFY2(diff.isEmpty(), (l.path + " ").c_str() + diff.toUtf8());
+    }
+    const TensorHealth &reluGrad = host.layers[2].grad, &poolGrad = host.layers[3].grad;
+    QCOMPARE(reluGrad.numel, 2 * 4 * 8 * 8);
+    QCOMPARE(poolGrad.numel, 2 * features);
+    QVERIFY(reluGrad.present && reluGrad.min <= 0.0 && reluGrad.max >= 0.0);  // zeros where no maximum was
+    if (poisoned && apart) {  // each poisoned value in a place of its own
+        QCOMPARE(reluGrad.nan, 1);
+        QCOMPARE(reluGrad.posInf, 1);
+        QCOMPARE(reluGrad.negInf, 1);
+    }
+    if (!poisoned)
+        QCOMPARE(reluGrad.nonFinite(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestHealthGathering)

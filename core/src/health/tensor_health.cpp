@@ -146,6 +146,20 @@ TensorHealth reluHealth(const TensorHealth &in, double positiveSumSq)
     return h;
 }
 
+TensorHealth amongZerosHealth(const TensorHealth &values, std::int64_t numel)
+{
+    TensorHealth h = values;
+    h.present = true;
+    h.numel = numel;
+    if (numel > values.numel) {  // zeros: finite, so the range reaches 0 (and is known)
+        const bool finite = values.present && values.numel > values.nonFinite();
+        h.min = finite ? std::fmin(values.min, 0.0) : 0.0;
+        h.max = finite ? std::fmax(values.max, 0.0) : 0.0;
+        h.absMax = std::fmax(std::fabs(h.min), std::fabs(h.max));
+    }
+    return h;
+}
+
 at::Tensor rawStatsPerRow(const at::Tensor &x)
 {
     // Non-finite values are replaced so that they cannot win the min or the max; a minimum still

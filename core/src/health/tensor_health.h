@@ -18,6 +18,10 @@ TensorHealth computeHealth(const at::Tensor &t, double *positiveSumSq = nullptr)
 // relu(x): the same numbers a scan of it gives (its finite L2 bit for bit on the fast path).
 TensorHealth reluHealth(const TensorHealth &x, double positiveSumSq);
 
+// The health of `numel` values: those `values` measured, the rest zeros (a max pool's input
+// gradient, whose windows do not overlap, holds its output gradient's values among zeros).
+TensorHealth amongZerosHealth(const TensorHealth &values, std::int64_t numel);
+
 // Device-side raw statistics of one tensor, a float64 tensor of kRawStatsSize values: the counts
 // of NaN, +Inf and -Inf, the sum of squares of the finite part, the finite minimum and the finite
 // maximum negated (both +Inf when nothing is finite: every column but the sums reduces by min).

@@ -7,6 +7,37 @@
 
 namespace nanscope {
 
+namespace {
+
+// Each input lies in at most one window: the backward pass puts each output gradient in a place
+// of its own.
+template <std::size_t D> bool windowsApart(const torch::nn::MaxPoolOptions<D> &o)
+{
+    for (std::size_t d = 0; d < D; ++d)
+        if ((*o.stride())[d] < (*o.dilation())[d] * ((*o.kernel_size())[d] - 1) + 1)
+            return false;
+    return true;
+}
+
+template <typename Pool> bool isMaxPoolWithWindowsApart(const std::shared_ptr<torch::nn::Module> &m)
+{
+    const auto pool = std::dynamic_pointer_cast<Pool>(m);
+    return pool && windowsApart(pool->options);
+}
+
+Probe::InputGradient inputGradientOf(const std::shared_ptr<torch::nn::Module> &m)
+{
+    if (std::dynamic_pointer_cast<torch::nn::FlattenImpl>(m))
+        return Probe::InputGradient::SameValues;
+    if (isMaxPoolWithWindowsApart<torch::nn::MaxPool1dImpl>(m) ||
+        isMaxPoolWithWindowsApart<torch::nn::MaxPool2dImpl>(m) ||
+        isMaxPoolWithWindowsApart<torch::nn::MaxPool3dImpl>(m))
+        return Probe::InputGradient::SameValuesAmongZeros;
+    return Probe::InputGradient::Scanned;
+}
+
+}  // namespace
+
 std::string shortTypeName(const std::string &cppName)
 {
     std::string n = cppName;
@@ -28,6 +59,7 @@ void ObservedSequential::add(const std::string &name, torch::nn::AnyModule modul
     root_->register_module(name, module.ptr());
     const auto relu = std::dynamic_pointer_cast<torch::nn::ReLUImpl>(module.ptr());
     plainRelu_.push_back(relu && !relu->options.inplace());
+    inputGradient_.push_back(inputGradientOf(module.ptr()));
     children_.emplace_back(name, std::move(module));
 }
 
@@ -68,8 +100,8 @@ at::Tensor ObservedSequential::forward(const at::Tensor &input, Probe *probe)
             y = roundThroughHalf(y);  // what the layer's fp16 output would hold on a GPU
         if (probe && plainRelu_[i] && !halfEmulation_)
             probe->observeRelu(id, x, y);  // its health follows from x's scan: no second read
-        else if (probe)
-            probe->observe(id, x, y);
+        else if (probe)                    // (fp16 rounding's backward changes the gradient: nothing follows)
+            probe->observe(id, x, y, halfEmulation_ ? Probe::InputGradient::Scanned : inputGradient_[i]);
         x = y;
         ++id;
     }

@@ -3,6 +3,7 @@
 // reports each child's input and output to the probe. C++ modules have no forward hooks, so the
 // container does the observing.
 #include "model/model_adapter.h"
+#include "probe/probe.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/any.h>
@@ -42,7 +43,8 @@ public:
 private:
     std::shared_ptr<torch::nn::Module> root_;
     std::vector<std::pair<std::string, torch::nn::AnyModule>> children_;
-    std::vector<bool> plainRelu_;  // per child: a ReLU that is not in place
+    std::vector<bool> plainRelu_;                      // per child: a ReLU that is not in place
+    std::vector<Probe::InputGradient> inputGradient_;  // per child
     std::vector<Layer> layers_;
     std::vector<std::string> frozen_;
     std::vector<std::vector<at::Tensor>> ownParameters_;

@@ -20,6 +20,8 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     recentOutputs_.clear();
     forgetLast();
     inputScratch_.assign(model.layers().size(), TensorHealth{});
+    gradientSources_.assign(model.layers().size(), GradientSource{});
+    gradientsMeasured_.assign(model.layers().size(), HealthCollector::Measured{});
 }
 
 struct Probe::GradTargets {
@@ -122,10 +124,39 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
         hookGradient(node, output.output_nr(), slot, layer);
 }
 
-void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output)
+void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output, InputGradient inputGradient)
 {
     recordForward(layer, input, output);
     hookOutputGradient(layer, output);
+    // The layer that produced `input` (found by recordForward) takes its gradient from this one's.
+    const bool fromLayer =
+        !inputSources_.empty() && inputSources_.back().layer == layer && inputSources_.back().fromLayer >= 0;
+    if (inputGradient == InputGradient::Scanned || !fromLayer || !output.requires_grad())
+        return;
+    GradientSource &source = gradientSources_[std::size_t(inputSources_.back().fromLayer)];
+    source.layer = layer;
+    source.how = inputGradient;
+    source.numel = input.numel();
+    source.outputVersion = output.unsafeGetTensorImpl()->version_counter();
+    source.versionSeen = source.outputVersion.current_version();
+}
+
+HealthCollector::Measured Probe::derivedGradient(int layer, const at::Tensor &grad) const
+{
+    if (std::size_t(layer) >= gradientSources_.size() || gradientSources_[std::size_t(layer)].layer < 0)
+        return {};  // (a graph kept past its step: the map has changed since)
+    const GradientSource &source = gradientSources_[std::size_t(layer)];
+    // Only from a gradient scanned on the host this step (a device's statistics are read at the
+    // end of the step), of an output no in-place op rewrote since.
+    const HealthCollector::Measured &later = gradientsMeasured_[std::size_t(source.layer)];
+    if (!later.valid || later.segment >= 0 || grad.numel() != source.numel ||
+        source.outputVersion.current_version() != source.versionSeen)
+        return {};
+    HealthCollector::Measured m;
+    m.valid = true;
+    m.host = source.how == InputGradient::SameValues ? later.host : amongZerosHealth(later.host, grad.numel());
+    m.host.numel = grad.numel();
+    return m;
 }
 
 void Probe::observeRelu(int layer, const at::Tensor &input, const at::Tensor &output)
@@ -150,7 +181,13 @@ void Probe::hookOutputGradient(int layer, const at::Tensor &output)
         return;
     TensorHealth *slot = &record_->layers[layer].grad;
     output.register_hook([this, slot, layer](const at::Tensor &grad) {
-        collector_.record(slot, grad);
+        HealthCollector::Measured m = derivedGradient(layer, grad);
+        if (m.valid)
+            collector_.recordAgain(slot, m);
+        else
+            m = collector_.record(slot, grad);
+        if (std::size_t(layer) < gradientsMeasured_.size())
+            gradientsMeasured_[std::size_t(layer)] = m;
         backwardOrder_.push_back(layer);
     });
 }

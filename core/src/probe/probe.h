@@ -20,8 +20,14 @@ class Probe {
 public:
     // Prepares `record` for a step of `model`; record->layers gets one entry per layer.
     void beginStep(const ModelAdapter &model, StepRecord *record);
+    // How the gradient flowing into a layer's input follows from the one flowing into its output,
+    // where the layer's backward only moves values: a reshape passes the same values on, and a
+    // max pool whose windows do not overlap puts each in a place of its own among zeros. The
+    // layer that produced that input then takes the derived health instead of a scan.
+    enum class InputGradient { Scanned, SameValues, SameValuesAmongZeros };
     // Forward: the layer saw `input` and produced `output`; a gradient hook is attached to it.
-    void observe(int layer, const at::Tensor &input, const at::Tensor &output);
+    void observe(int layer, const at::Tensor &input, const at::Tensor &output,
+                 InputGradient inputGradient = InputGradient::Scanned);
     // As observe(), but the gradient is read by a pre-hook on the autograd node that produced
     // `output` (at its output_nr): it sees the gradient of the value as observed, even when an
     // in-place op (relu_, add_) rewrites the tensor afterwards, where a tensor hook would follow
@@ -51,6 +57,9 @@ private:
     void recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
                        const HealthCollector::Measured *known = nullptr);
     void hookOutputGradient(int layer, const at::Tensor &output);
+    // The health of `layer`'s output gradient `grad` derived from a later layer's (invalid where
+    // it cannot be).
+    HealthCollector::Measured derivedGradient(int layer, const at::Tensor &grad) const;
     struct GradTargets;
     void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
                       int layer);
@@ -66,6 +75,18 @@ private:
     };
     std::vector<InputSource> inputSources_;
     std::vector<TensorHealth> inputScratch_;
+    // Per layer: the later layer its output gradient follows from, and how.
+    struct GradientSource {
+        int layer = -1;
+        InputGradient how = InputGradient::Scanned;
+        std::int64_t numel = 0;
+        // The later layer's output as observed: an in-place op on it since would have changed
+        // which gradient its hook sees.
+        c10::VariableVersion outputVersion;
+        std::uint32_t versionSeen = 0;
+    };
+    std::vector<GradientSource> gradientSources_;
+    std::vector<HealthCollector::Measured> gradientsMeasured_;  // per layer, this step's
     // TensorImpl address of each output, newest last. Not held: holding activations would keep
     // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
     // tensor that lives there now (a layer's input is alive while it is observed).
