@@ -46,6 +46,21 @@ struct PoisonGradient : torch::autograd::Function<PoisonGradient> {
     }
 };
 
+// One probed pass of `m` on the host (which reuses and derives scans) into `host`, and one on the
+// device path (which scans every tensor): empty when their maps agree, else the first difference.
+QString hostMapDiffersFromScans(ObservedSequential &m, const at::Tensor &x, StepRecord &host)
+{
+    StepRecord device;
+    testing::probedPass(m, x, host);
+    testing::probedPass(m, x, device, true, /*devicePathOnCpu=*/true);
+    for (const Layer &l : m.layers()) {
+        const QString diff = testing::layerHealthDiff(device.layers[l.id], host.layers[l.id]);
+        if (!diff.isEmpty())
+            return QString::fromStdString(l.path) + QStringLiteral(" ") + diff;
+    }
+    return {};
+}
+
 TensorHealth healthOnDevice(const at::Tensor &t)
 {
     return healthFromRawStats(t.numel(), 0, rawStatsOnDevice(t).contiguous().data_ptr<double>());
@@ -206,13 +221,9 @@ void TestHealthGathering::reusedScansMatchScanningEveryTensor()
     at::Tensor x = torch::randn({2, 3, 8, 8});
     x[0][1][2][3] = INFINITY;
     x[1][2][7][7] = NAN;
-    StepRecord host, device;
-    testing::probedPass(m, x, host);
-    testing::probedPass(m, x, device, true, /*devicePathOnCpu=*/true);
-    for (const Layer &l : m.layers()) {
-        const QString diff = testing::layerHealthDiff(device.layers[l.id], host.layers[l.id]);
-        QVERIFY2(diff.isEmpty(), (l.path + " ").c_str() + diff.toUtf8());
-    }
+    StepRecord host;
+    const QString diff = hostMapDiffersFromScans(m, x, host);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
     const LayerHealth &relu = host.layers[2], &flatten = host.layers[4];
     QVERIFY(relu.forward.nan > 0 && relu.forward.posInf > 0 && relu.forward.negInf == 0);
     // Flatten's health, reused from the pooling's scan, against the flattened tensor itself
@@ -289,13 +300,9 @@ void TestHealthGathering::poolAndFlattenGradientsFollowFromTheirOutputs()
         m.add("poison", nn::AnyModule(nn::Functional([](const at::Tensor &t) { return PoisonGradient::apply(t); })));
     m.add("fc", nn::AnyModule(nn::Linear(features, 3)));
     m.finalize();
-    StepRecord host, device;
-    testing::probedPass(m, x, host);
-    testing::probedPass(m, x, device, true, /*devicePathOnCpu=*/true);
-    for (const Layer &l : m.layers()) {
-        const QString diff = testing::layerHealthDiff(device.layers[l.id], host.layers[l.id]);
-        QVERIFY2(diff.isEmpty(), (l.path + " ").c_str() + diff.toUtf8());
-    }
+    StepRecord host;
+    const QString diff = hostMapDiffersFromScans(m, x, host);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
     const TensorHealth &reluGrad = host.layers[2].grad, &poolGrad = host.layers[3].grad;
     QCOMPARE(reluGrad.numel, 2 * 4 * 8 * 8);
     QCOMPARE(poolGrad.numel, 2 * features);
