@@ -6,8 +6,8 @@
 // Which code runs. On x86-64 with AVX2 the kernels work on 256-bit vectors, even where the CPU
 // has AVX-512: a 512-bit multiply lowers the core's clock for a while afterwards, and the
 // scalar matrix products of the same training step then ran 6-9% slower (measured with Debian's
-// reference BLAS on a Sapphire Rapids VM, where the map's whole cost on the `deep` benchmark model
-// fell from 1.12x to 1.05x a plain step with this change); the scan itself is as fast at 256 bits.
+// reference BLAS on an AVX-512 Xeon VM, where `bench`'s map ratio on the `deep` model fell from
+// 1.07-1.09x to 1.05x with this change); the scan itself is as fast at 256 bits.
 // Without AVX2 (or off x86), portable code on 16-float vectors, which the compiler splits into
 // four SSE registers each: more independent adds in flight than 8-float ones.
 //
