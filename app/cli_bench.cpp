@@ -180,7 +180,11 @@ int benchRanksCommand(const std::vector<std::string> &args, std::ostream &out, s
                          {"plain_ms", jsonNumber(r.plainMs)},
                          {"checked_ms", jsonNumber(r.checkedMs)},
                          {"ratio", jsonNumber(r.ratio())},
-                         {"round_ratio_quartiles", {jsonNumber(r.roundRatioLow), jsonNumber(r.roundRatioHigh)}},
+                         {"round_ratio_quartiles",
+                          {jsonNumber(r.roundRatios.lowQuartile), jsonNumber(r.roundRatios.highQuartile)}},
+                         {"round_ratio_median", jsonNumber(r.roundRatios.median)},
+                         {"round_ratio_median_95ci",
+                          {jsonNumber(r.roundRatios.medianLow), jsonNumber(r.roundRatios.medianHigh)}},
                          {"arbitration_bytes", r.arbitrationBytes}})
             << '\n';
     return 0;

@@ -33,13 +33,16 @@ std::string rounded(const nlohmann::json &j, const char *key, int digits = 3)
 
 std::string benchText(const nlohmann::json &j)
 {
-    const nlohmann::json q = j.value("round_ratio_quartiles", nlohmann::json::array({nullptr, nullptr}));
+    const nlohmann::json none = nlohmann::json::array({nullptr, nullptr});
+    const nlohmann::json q = j.value("round_ratio_quartiles", none);
+    const nlohmann::json ci = j.value("round_ratio_median_95ci", none);
+    auto at = [](const nlohmann::json &pair, std::size_t i) { return pair.size() > i ? pair[i] : nlohmann::json(); };
     return "data-parallel step of " + j.value("model", "") + " on " + orNone(j, "world") + " ranks, median of " +
            orNone(j, "rounds") + " interleaved rounds: plain " + rounded(j, "plain_ms") + " ms, map + arbitration " +
-           rounded(j, "checked_ms") + " ms: " + rounded(j, "ratio", 4) +
-           "x (the middle half of the rounds' own ratios: " + rounded(q.size() > 0 ? q[0] : nullptr) + "x to " +
-           rounded(q.size() > 1 ? q[1] : nullptr) + "x; the arbitration adds " + orNone(j, "arbitration_bytes") +
-           " bytes to each step's gradient all-reduce)";
+           rounded(j, "checked_ms") + " ms: " + rounded(j, "ratio", 4) + "x\n  each round's own ratio: median " +
+           rounded(j, "round_ratio_median", 4) + "x (95% confidence interval " + rounded(at(ci, 0), 4) + "x to " +
+           rounded(at(ci, 1), 4) + "x), middle half " + rounded(at(q, 0)) + "x to " + rounded(at(q, 1)) +
+           "x\n  the arbitration adds " + orNone(j, "arbitration_bytes") + " bytes to each step's gradient all-reduce";
 }
 
 }  // namespace

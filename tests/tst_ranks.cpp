@@ -270,6 +270,13 @@ void TestRanks::theBenchmarkComparesSideBySide()
     const QJsonArray quartiles = b.value("round_ratio_quartiles").toArray();
     QCOMPARE(quartiles.size(), 2);
     QVERIFY(quartiles[0].toDouble() > 0 && quartiles[0].toDouble() <= quartiles[1].toDouble());
+    // Two rounds: the median is their mean, and its interval spans both.
+    const QJsonArray interval = b.value("round_ratio_median_95ci").toArray();
+    QCOMPARE(interval.size(), 2);
+    const double median = b.value("round_ratio_median").toDouble();
+    QCOMPARE(interval[0].toDouble(), quartiles[0].toDouble());
+    QCOMPARE(interval[1].toDouble(), quartiles[1].toDouble());
+    QVERIFY(interval[0].toDouble() <= median && median <= interval[1].toDouble());
 }
 
 void TestRanks::badEnvironmentsSayWhy_data()

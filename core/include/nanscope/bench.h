@@ -56,6 +56,19 @@ struct ReplayBenchResult {
     };
     std::vector<Bisection> bisection;
 };
+// How far the rounds of an interleaved benchmark spread, and how far their median can be trusted:
+// on a busy machine single rounds of the same work differ by tens of percent, and a ratio is worth
+// quoting against a target only with an interval that says whether the rounds could tell.
+struct RoundSpread {
+    double median = 0;
+    double lowQuartile = 0;
+    double highQuartile = 0;
+    // A 95% confidence interval of the median, from the order statistics: it assumes nothing
+    // about the distribution of the rounds, only that they are independent.
+    double medianLow = 0;
+    double medianHigh = 0;
+};
+
 // What the map and the arbitration cost a data-parallel step (`bench --ranks N`): this rank's side
 // of a job, `rounds` interleaved rounds of `stepsPerRound` steps of a plain data-parallel step
 // (forward, backward, the gradient all-reduce, rank 0's buffers, the update) and of NaNScope's
@@ -69,10 +82,9 @@ struct RanksBenchResult {
     double plainMs = 0;
     double checkedMs = 0;
     std::int64_t arbitrationBytes = 0;  // what the arbitration adds to each step's gradient all-reduce
-    // The middle half of the rounds' own ratios (checked / plain, measured back to back): their
-    // quartiles. On a busy machine they spread wide; the median ratio then needs many rounds.
-    double roundRatioLow = 0;
-    double roundRatioHigh = 0;
+    // The rounds' own ratios (checked / plain, measured back to back). On a busy machine they
+    // spread wide; the median ratio then needs many rounds, as its interval shows.
+    RoundSpread roundRatios;
     double ratio() const { return checkedMs / plainMs; }
 };
 // `device`: "cpu", or "cuda" (each rank on its GPU, as a job's are).

@@ -4,6 +4,7 @@
 #include "nanscope/bench.h"
 
 #include "bench/bench_models.h"
+#include "bench/round_statistics.h"
 #include "distributed/rank_step.h"
 
 #include <torch/torch.h>
@@ -83,11 +84,7 @@ RanksBenchResult benchRanks(const DataParallel &job, const std::string &model, i
     std::vector<double> ratios;
     for (std::size_t i = 0; i < plainMs.size() && i < checkedMs.size(); ++i)
         ratios.push_back(checkedMs[i] / plainMs[i]);
-    std::sort(ratios.begin(), ratios.end());
-    if (!ratios.empty()) {
-        r.roundRatioLow = ratios[ratios.size() / 4];
-        r.roundRatioHigh = ratios[ratios.size() * 3 / 4];
-    }
+    r.roundRatios = spreadOf(ratios);
     r.plainMs = median(plainMs);
     r.checkedMs = median(checkedMs);
     r.arbitrationBytes = job.world * (std::int64_t(trainer.layers().size()) + 4) * std::int64_t(sizeof(float));

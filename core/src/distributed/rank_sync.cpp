@@ -40,48 +40,67 @@ std::vector<SummedBucket> allReduceInBuckets(RankGroup &group, const std::vector
     return buckets;
 }
 
-// Divides n values by `ranks` in place and returns the sum of their squares, in one pass.
-template <typename T> double divideAndSumSquares(T *v, std::int64_t n, int ranks)
+// Copies n summed values into `to`, divided by `ranks`, and returns the sum of their squares: the
+// division, the norm and the copy back in one pass over memory.
+template <typename T> double divideInto(T *to, const T *summed, std::int64_t n, int ranks)
 {
-    const bool divide = ranks > 1;
-    return sumInLanes<T>(n, [v, divide, ranks](std::int64_t i) {
-        if (divide)
-            v[i] /= T(ranks);
-        return v[i] * v[i];
+    return sumInLanes<T>(n, [to, summed, ranks](std::int64_t i) {
+        const T v = ranks > 1 ? summed[i] / T(ranks) : summed[i];
+        to[i] = v;
+        return v * v;
     });
 }
 
-// Divides the gradients in each bucket by `ranks` (flat entries before `firstGradient` are not
-// gradients: the ranks' table), as DistributedDataParallel divides a bucket, and copies every
-// entry back into `flat`. Returns the norm of what was divided, or 0 without `norm`. A CPU bucket
-// of floats or doubles (Gloo's) is divided and measured in one pass on the host; any other in one
-// op a bucket.
+// Whether `flat`'s entries [first, last) can take their share of `sum` in place on the host.
+bool onHost(const at::Tensor &sum, const std::vector<at::Tensor> &flat, std::size_t first, std::size_t last)
+{
+    if (!sum.device().is_cpu() || !sum.is_contiguous() ||
+        (sum.scalar_type() != at::kFloat && sum.scalar_type() != at::kDouble))
+        return false;
+    for (std::size_t k = first; k < last; ++k)
+        if (flat[k].scalar_type() != sum.scalar_type() || !flat[k].device().is_cpu() || !flat[k].is_contiguous())
+            return false;
+    return true;
+}
+
+// Copies each bucket's sums back into `flat`, divided by `ranks` (flat entries before
+// `firstGradient` are not gradients: the ranks' table, copied as summed), as
+// DistributedDataParallel divides a bucket. Returns the norm of what was divided, or 0 without
+// `norm`. With a norm to take, CPU buckets of floats or doubles (Gloo's) take one pass on the host;
+// any other bucket, and a plain loop's (no norm), one op a bucket as DistributedDataParallel's
+// comm hook divides it, then a copy back a gradient.
 double spread(const std::vector<SummedBucket> &buckets, std::vector<at::Tensor> &flat, std::size_t firstGradient,
               int ranks, bool norm)
 {
     std::vector<at::Tensor> norms;
     double hostSquares = 0;
     for (const SummedBucket &b : buckets) {
+        if (norm && onHost(b.sum, flat, b.first, b.last)) {
+            std::int64_t offset = 0;
+            for (std::size_t k = b.first; k < b.last; ++k) {
+                const std::int64_t n = flat[k].numel();
+                if (k < firstGradient)
+                    flat[k].copy_(b.sum.narrow(0, offset, n));
+                else if (b.sum.scalar_type() == at::kFloat)
+                    hostSquares += divideInto(flat[k].data_ptr<float>(), b.sum.data_ptr<float>() + offset, n, ranks);
+                else
+                    hostSquares += divideInto(flat[k].data_ptr<double>(), b.sum.data_ptr<double>() + offset, n, ranks);
+                offset += n;
+            }
+            continue;
+        }
         std::int64_t from = 0;
         for (std::size_t k = b.first; k < b.last && k < firstGradient; ++k)
             from += flat[k].numel();
         at::Tensor gradients = b.sum.narrow(0, from, b.sum.numel() - from);
-        // Without a norm to take (a plain loop's division), one op as DistributedDataParallel does.
-        const bool host = norm && gradients.device().is_cpu() && gradients.is_contiguous();
-        if (host && gradients.scalar_type() == at::kFloat) {
-            hostSquares += divideAndSumSquares(gradients.data_ptr<float>(), gradients.numel(), ranks);
-        } else if (host && gradients.scalar_type() == at::kDouble) {
-            hostSquares += divideAndSumSquares(gradients.data_ptr<double>(), gradients.numel(), ranks);
-        } else {
-            if (ranks > 1)
-                gradients.div_(double(ranks));
-            if (norm && gradients.numel() > 0)
-                norms.push_back(gradients.norm().to(at::kDouble));
-        }
-        std::int64_t at = 0;
+        if (ranks > 1)
+            gradients.div_(double(ranks));
+        if (norm && gradients.numel() > 0)
+            norms.push_back(gradients.norm().to(at::kDouble));
+        std::int64_t offset = 0;
         for (std::size_t k = b.first; k < b.last; ++k) {
-            flat[k].copy_(b.sum.narrow(0, at, flat[k].numel()));
-            at += flat[k].numel();
+            flat[k].copy_(b.sum.narrow(0, offset, flat[k].numel()));
+            offset += flat[k].numel();
         }
     }
     if (!norm)
