@@ -278,6 +278,18 @@ void TestMapView::magnitudeScaleTopsAtThePrecisionsLargest()
     view.setPrecision(Precision::FP16);  // within 8 decades of 65504: it tops the scale
     QCOMPARE(view.scale().upper, std::log10(65504.0));
     QCOMPARE(view.scale().ticks.back().second, std::string("fp16 max"));
+    // The colour scale above the map shows that range, its ticks and its title.
+    const auto *scalePlot = view.findChild<QCustomPlot *>(QStringLiteral("mapScale"));
+    QVERIFY(scalePlot && scalePlot->plotLayout()->elementCount() == 1);
+    auto *colourScale = qobject_cast<QCPColorScale *>(scalePlot->plotLayout()->elementAt(0));
+    QVERIFY(colourScale);
+    QCOMPARE(colourScale->dataRange().upper, std::log10(65504.0));
+    QCOMPARE(colourScale->dataRange().lower, view.scale().lower);
+    QCOMPARE(colourScale->label(), QString::fromStdString(view.scale().title));
+    const auto ticker = colourScale->axis()->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    QCOMPARE(ticker->ticks().size(), int(view.scale().ticks.size()));
+    QCOMPARE(ticker->ticks().last(), QStringLiteral("fp16 max"));
     QCOMPARE(view.shownValue(8, 0), std::log10(9.0));  // fc's output: 9.0
     view.setMeasure(MapMeasure::UpdateRatio);
     QVERIFY(std::isnan(view.shownValue(8, 0)));  // no update measured

@@ -1,6 +1,7 @@
 #include "widgets/nan_map_view.h"
 
 #include "run/run_store.h"
+#include "widgets/map_colour_scale.h"
 #include "widgets/map_cell_text.h"
 #include "widgets/map_row_labels.h"
 
@@ -24,28 +25,6 @@ namespace nanscope {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-QCPColorGradient gradientFor(MapMeasure measure)
-{
-    QCPColorGradient g;
-    g.clearColorStops();
-    if (measure == MapMeasure::NonFinite) {
-        g.setColorStopAt(0.0, QColor(235, 235, 235));
-        g.setColorStopAt(0.19, QColor(235, 235, 235));
-        g.setColorStopAt(0.2, QColor(255, 170, 60));
-        g.setColorStopAt(1.0, QColor(170, 0, 0));
-    } else {
-        // Cool for small, hot near the top of the scale (overflow for magnitude and headroom).
-        g.setColorStopAt(0.0, QColor(40, 40, 120));
-        g.setColorStopAt(0.35, QColor(60, 140, 200));
-        g.setColorStopAt(0.6, QColor(120, 200, 120));
-        g.setColorStopAt(0.85, QColor(250, 220, 60));
-        g.setColorStopAt(0.97, QColor(240, 120, 30));
-        g.setColorStopAt(1.0, QColor(170, 0, 0));
-    }
-    g.setNanHandling(QCPColorGradient::nhTransparent);
-    return g;
-}
 
 // A value the scale can place: not a sentinel for zero or non-finite.
 bool onScale(double v) { return std::isfinite(v) && v > kZeroValue && v < kNonFiniteValue; }
@@ -71,25 +50,12 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
         tr("What a cell shows: the share of NaN/Inf values; the largest finite magnitude (log scale; dark red: "
            "overflowed); the headroom, how near the largest value of the run's precision (1: overflow); the update "
            "ratio |Δw|/|w| of each step, usually 1e-4 to 1e-2; or the L2 norm of each layer's parameter gradients"));
-    scalePlot_ = new QCustomPlot;
-    scalePlot_->setObjectName(QStringLiteral("mapScale"));
-    scalePlot_->setFixedHeight(48);
-    scalePlot_->setMinimumWidth(260);
-    scalePlot_->plotLayout()->clear();
-    colourScale_ = new QCPColorScale(scalePlot_);
-    colourScale_->setType(QCPAxis::atBottom);
-    colourScale_->setBarWidth(10);
-    colourScale_->axis()->setTickLength(0, 3);
-    colourScale_->axis()->setSubTicks(false);
-    // Room at both ends, so the labels of the end ticks ("finite", "fp16 max") are not cut off.
-    colourScale_->setAutoMargins(QCP::msTop | QCP::msBottom);
-    colourScale_->setMargins(QMargins(24, 0, 28, 0));
-    scalePlot_->plotLayout()->addElement(0, 0, colourScale_);
+    colourScale_ = new MapColourScale;
     bar->addWidget(new QLabel(tr("Map of")));
     bar->addWidget(kindBox_);
     bar->addWidget(new QLabel(tr("as")));
     bar->addWidget(measureBox_);
-    bar->addWidget(scalePlot_, 1);
+    bar->addWidget(colourScale_, 1);
     layout->addLayout(bar);
 
     plot_ = new QCustomPlot;
@@ -139,13 +105,8 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
         view_.kind = MapKind(kindBox_->currentData().toInt());
         redraw();
     });
-    connect(measureBox_, &QComboBox::currentIndexChanged, this, [this] {
-        view_.measure = MapMeasure(measureBox_->currentData().toInt());
-        kindBox_->setEnabled(measureUsesKind(view_.measure));
-        map_->setGradient(gradientFor(view_.measure));
-        colourScale_->setGradient(gradientFor(view_.measure));
-        redraw();
-    });
+    connect(measureBox_, &QComboBox::currentIndexChanged, this,
+            [this] { showMeasure(MapMeasure(measureBox_->currentData().toInt())); });
     connect(scroll_, &QScrollBar::valueChanged, this, [this] { redraw(); });
 }
 
@@ -178,11 +139,15 @@ void NanMapView::setKind(MapKind kind) { kindBox_->setCurrentIndex(kindBox_->fin
 void NanMapView::setMeasure(MapMeasure measure)
 {
     measureBox_->setCurrentIndex(measureBox_->findData(int(measure)));
-    // The signal does not fire for the index already current: set the look here too.
+    showMeasure(measure);  // the signal does not fire for the index already current
+}
+
+void NanMapView::showMeasure(MapMeasure measure)
+{
     view_.measure = measure;
     kindBox_->setEnabled(measureUsesKind(measure));
-    map_->setGradient(gradientFor(measure));
-    colourScale_->setGradient(gradientFor(measure));
+    map_->setGradient(MapColourScale::gradientFor(measure));
+    colourScale_->setMeasure(measure);
     redraw();
 }
 
@@ -318,13 +283,7 @@ void NanMapView::showScale(double shownMin, double shownMax)
 {
     scale_ = measureScale(view_, shownMin, shownMax);
     map_->setDataRange(QCPRange(scale_.lower, scale_.upper));
-    colourScale_->setDataRange(QCPRange(scale_.lower, scale_.upper));
-    QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
-    for (const auto &[value, label] : scale_.ticks)
-        ticks->addTick(value, QString::fromStdString(label));
-    colourScale_->axis()->setTicker(ticks);
-    colourScale_->setLabel(QString::fromStdString(scale_.title));
-    scalePlot_->replot(QCustomPlot::rpQueuedReplot);
+    colourScale_->showScale(scale_);
 }
 
 void NanMapView::placeOutline(const NanMapData &data)

@@ -18,13 +18,13 @@
 class QComboBox;
 class QCustomPlot;
 class QCPColorMap;
-class QCPColorScale;
 class QCPItemRect;
 class QLabel;
 class QScrollBar;
 
 namespace nanscope {
 
+class MapColourScale;
 class RunStore;
 
 class NanMapView final : public QWidget {
@@ -82,6 +82,8 @@ private:
     void layOutRows();
     void setRowTicks();
     void showScale(double shownMin, double shownMax);
+    // The measure's look, whether the user or setMeasure() chose it.
+    void showMeasure(MapMeasure measure);
     void placeOutline(const NanMapData &data);
     void showWarnings(const NanMapData &data);
     void markSelection();
@@ -89,8 +91,7 @@ private:
 
     QComboBox *kindBox_ = nullptr;
     QComboBox *measureBox_ = nullptr;
-    QCustomPlot *scalePlot_ = nullptr;
-    QCPColorScale *colourScale_ = nullptr;
+    MapColourScale *colourScale_ = nullptr;
     QCustomPlot *plot_ = nullptr;
     QScrollBar *scroll_ = nullptr;
     QCPColorMap *map_ = nullptr;

@@ -1,0 +1,57 @@
+#include "widgets/map_colour_scale.h"
+
+namespace nanscope {
+
+MapColourScale::MapColourScale(QWidget *parent) : QCustomPlot(parent)
+{
+    setObjectName(QStringLiteral("mapScale"));
+    setFixedHeight(48);
+    setMinimumWidth(260);
+    plotLayout()->clear();
+    scale_ = new QCPColorScale(this);
+    scale_->setType(QCPAxis::atBottom);
+    scale_->setBarWidth(10);
+    scale_->axis()->setTickLength(0, 3);
+    scale_->axis()->setSubTicks(false);
+    // Room at both ends, so the labels of the end ticks ("finite", "fp16 max") are not cut off.
+    scale_->setAutoMargins(QCP::msTop | QCP::msBottom);
+    scale_->setMargins(QMargins(24, 0, 28, 0));
+    plotLayout()->addElement(0, 0, scale_);
+}
+
+QCPColorGradient MapColourScale::gradientFor(MapMeasure measure)
+{
+    QCPColorGradient g;
+    g.clearColorStops();
+    if (measure == MapMeasure::NonFinite) {
+        g.setColorStopAt(0.0, QColor(235, 235, 235));
+        g.setColorStopAt(0.19, QColor(235, 235, 235));
+        g.setColorStopAt(0.2, QColor(255, 170, 60));
+        g.setColorStopAt(1.0, QColor(170, 0, 0));
+    } else {
+        // Cool for small, hot near the top of the scale (overflow for magnitude and headroom).
+        g.setColorStopAt(0.0, QColor(40, 40, 120));
+        g.setColorStopAt(0.35, QColor(60, 140, 200));
+        g.setColorStopAt(0.6, QColor(120, 200, 120));
+        g.setColorStopAt(0.85, QColor(250, 220, 60));
+        g.setColorStopAt(0.97, QColor(240, 120, 30));
+        g.setColorStopAt(1.0, QColor(170, 0, 0));
+    }
+    g.setNanHandling(QCPColorGradient::nhTransparent);
+    return g;
+}
+
+void MapColourScale::setMeasure(MapMeasure measure) { scale_->setGradient(gradientFor(measure)); }
+
+void MapColourScale::showScale(const MeasureScale &scale)
+{
+    scale_->setDataRange(QCPRange(scale.lower, scale.upper));
+    QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
+    for (const auto &[value, label] : scale.ticks)
+        ticks->addTick(value, QString::fromStdString(label));
+    scale_->axis()->setTicker(ticks);
+    scale_->setLabel(QString::fromStdString(scale.title));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+}  // namespace nanscope
