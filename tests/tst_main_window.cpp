@@ -1,7 +1,6 @@
 // The window as a user drives it: a run streams into the plots, the NaN map and the layer tree;
 // the origin shows; controls reach the session; a pause offers its decisions; exports write
 // files; closing mid-run is clean.
-#include "nanscope/input_shape.h"
 #include "nanscope/pushed_run_source.h"
 #include "widgets/control_panel.h"
 #include "widgets/lesson_pane.h"
@@ -40,11 +39,8 @@ class TestMainWindow : public QObject {
 private Q_SLOTS:
     void treeStatusesTellTheStory();
     void valueAxesTurnLogarithmicWhenASeriesSpansDecades();
-    void parsesInputShapes_data();
-    void parsesInputShapes();
     void runFillsThePlotsTheMapAndTheTree();
     void manyRecordsFewDeliveries();
-    void controllerCoalescesAndDropsStaleRuns();
     void aControlChangeReachesTheSessionAndIsMarked();
     void pauseOnNonFiniteOffersTheDecisions();
     void clickingAMapCellSelectsLayerAndStep();
@@ -56,28 +52,6 @@ private Q_SLOTS:
     void resetMidRunClearsEverything();
     void closingMidRunStopsTheWorker();
 };
-
-void TestMainWindow::parsesInputShapes_data()
-{
-    QTest::addColumn<QString>("text");
-    QTest::addColumn<QString>("shape");  // formatted back, empty when rejected
-    QTest::addRow("x-separated") << QStringLiteral("8x3x64x64") << QStringLiteral("8x3x64x64");
-    QTest::addRow("commas and spaces") << QStringLiteral(" 8, 100 ") << QStringLiteral("8x100");
-    QTest::addRow("times sign") << QStringLiteral("4×10") << QStringLiteral("4x10");
-    QTest::addRow("one dimension") << QStringLiteral("32") << QStringLiteral("32");
-    QTest::addRow("zero") << QStringLiteral("8x0") << QString();
-    QTest::addRow("negative") << QStringLiteral("8x-3") << QString();
-    QTest::addRow("letters") << QStringLiteral("8xabc") << QString();
-    QTest::addRow("empty") << QString() << QString();
-}
-
-void TestMainWindow::parsesInputShapes()
-{
-    QFETCH(QString, text);
-    QFETCH(QString, shape);
-    const auto parsed = parseInputShape(text.toStdString());
-    QCOMPARE(parsed ? QString::fromStdString(formatInputShape(*parsed)) : QString(), shape);
-}
 
 namespace {
 
@@ -192,44 +166,6 @@ void TestMainWindow::manyRecordsFewDeliveries()
     QCOMPARE(w.recordsShown(), 2000);
     // Records are coalesced by a 33 ms timer: far fewer deliveries than records.
     QVERIFY2(w.controller().deliveries() < 1000, qPrintable(QString::number(w.controller().deliveries())));
-}
-
-void TestMainWindow::controllerCoalescesAndDropsStaleRuns()
-{
-    auto source = std::make_unique<PushedRunSource>();
-    PushedRunSource &feed = *source;
-    SessionController controller(std::move(source));
-    QCOMPARE(controller.capabilities().steer, false);
-    int received = 0, stale = 0, events = 0, staleEvents = 0;
-    QSignalSpy batches(&controller, &SessionController::recordsArrived);
-    connect(&controller, &SessionController::recordsArrived, this, [&](const QVector<StepRecordPtr> &records) {
-        for (const StepRecordPtr &r : records)
-            (r->run == 3 ? received : stale) += 1;
-    });
-    connect(&controller, &SessionController::eventsArrived, this, [&](const QVector<Event> &list) {
-        for (const Event &e : list)
-            (e.run == 3 ? events : staleEvents) += 1;
-    });
-    feed.beginRun(3, {{0, "", "Net", -1}});
-    QElapsedTimer clock;
-    clock.start();
-    for (int step = 0; step < 20000; ++step) {
-        auto r = std::make_shared<StepRecord>();
-        r->run = step % 10 == 0 ? 2 : 3;  // every tenth belongs to a replaced run
-        r->step = step;
-        feed.pushStep(r);
-        if (step % 1000 == 0) {
-            Event e{EventKind::Info, step, -1, "an event"};
-            e.run = step % 2000 == 0 ? 2 : 3;  // half of them from the replaced run
-            feed.pushEvent(e);
-        }
-    }
-    QTRY_COMPARE(received, 18000);
-    QCOMPARE(stale, 0);
-    QTRY_COMPARE(events, 10);
-    QCOMPARE(staleEvents, 0);
-    // One batch per 33 ms tick at most, however many records arrived.
-    QVERIFY2(batches.count() <= clock.elapsed() / 33 + 2, qPrintable(QString::number(batches.count())));
 }
 
 void TestMainWindow::aControlChangeReachesTheSessionAndIsMarked()

@@ -61,6 +61,8 @@ private Q_SLOTS:
     void aWrongInputShapeFailsTheRunWithAMessage();
     void aModelOfTokenIdsIsOfferedIdsAndTrains();
     void aModelOfTwoInputsIsAskedForBoth();
+    void parsesInputShapes_data();
+    void parsesInputShapes();
 
 private:
     QTemporaryDir dir_;
@@ -274,6 +276,29 @@ void TestModelWindow::aWrongInputShapeFailsTheRunWithAMessage()
     QCOMPARE(w.recordsShown(), 2);
 }
 
+// What the input-shape dialog's field accepts, and how it writes a shape back.
+void TestModelWindow::parsesInputShapes_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("shape");  // formatted back, empty when rejected
+    QTest::addRow("x-separated") << QStringLiteral("8x3x64x64") << QStringLiteral("8x3x64x64");
+    QTest::addRow("commas and spaces") << QStringLiteral(" 8, 100 ") << QStringLiteral("8x100");
+    QTest::addRow("times sign") << QStringLiteral("4×10") << QStringLiteral("4x10");
+    QTest::addRow("one dimension") << QStringLiteral("32") << QStringLiteral("32");
+    QTest::addRow("zero") << QStringLiteral("8x0") << QString();
+    QTest::addRow("negative") << QStringLiteral("8x-3") << QString();
+    QTest::addRow("letters") << QStringLiteral("8xabc") << QString();
+    QTest::addRow("empty") << QString() << QString();
+}
+
+void TestModelWindow::parsesInputShapes()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, shape);
+    const auto parsed = parseInputShape(text.toStdString());
+    QCOMPARE(parsed ? QString::fromStdString(formatInputShape(*parsed)) : QString(), shape);
+}
+
 int main(int argc, char **argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
@@ -283,4 +308,5 @@ int main(int argc, char **argv)
     TestModelWindow t;
     return QTest::qExec(&t, argc, argv);
 }
+
 #include "tst_model_window.moc"
