@@ -138,8 +138,11 @@ void NanMapView::setKind(MapKind kind) { kindBox_->setCurrentIndex(kindBox_->fin
 
 void NanMapView::setMeasure(MapMeasure measure)
 {
-    measureBox_->setCurrentIndex(measureBox_->findData(int(measure)));
-    showMeasure(measure);  // the signal does not fire for the index already current
+    const int index = measureBox_->findData(int(measure));
+    if (measureBox_->currentIndex() == index)
+        showMeasure(measure);  // no signal for the index already current
+    else
+        measureBox_->setCurrentIndex(index);  // its signal shows it: one redraw, not two
 }
 
 void NanMapView::showMeasure(MapMeasure measure)
