@@ -13,6 +13,7 @@ namespace nanscope::testing {
 struct ProbedPass {
     at::Tensor output;
     std::vector<int> forwardOrder;
+    std::int64_t hostElementsScanned = 0;
 };
 
 // Without `backward` the output comes back detached: no graph keeps the probe's hooks alive.
@@ -31,6 +32,7 @@ inline ProbedPass probedPass(ModelAdapter &model, const at::Tensor &x, StepRecor
         p.output = p.output.detach();
     probe.finishStep();
     p.forwardOrder = probe.forwardOrder();
+    p.hostElementsScanned = probe.hostElementsScanned();
     return p;
 }
 

@@ -66,7 +66,7 @@ void TestFloatKernels::scanMatchesAReference()
         sumSq += double(x) * x;
         positiveSumSq += x > 0 ? double(x) * x : 0.0;
     }
-    const FloatScan s = scanFloats(v.data(), n, path);
+    const FloatScan s = scanFloats(v.data(), n, PositiveSquares::Summed, path);
     QVERIFY(!s.needsExactPass);
     QCOMPARE(s.lo, *std::min_element(v.begin(), v.end()));
     QCOMPARE(s.hi, *std::max_element(v.begin(), v.end()));
@@ -76,7 +76,14 @@ void TestFloatKernels::scanMatchesAReference()
     std::vector<float> relu(v);
     for (float &x : relu)
         x = std::max(x, 0.0f);
-    QCOMPARE(scanFloats(relu.data(), n, path).sumSq, s.positiveSumSq);
+    QCOMPARE(scanFloats(relu.data(), n, PositiveSquares::Skipped, path).sumSq, s.positiveSumSq);
+    // Without the positive squares: the same statistics, bit for bit, and the squares unknown.
+    const FloatScan plain = scanFloats(v.data(), n, PositiveSquares::Skipped, path);
+    QCOMPARE(plain.sumSq, s.sumSq);
+    QCOMPARE(plain.lo, s.lo);
+    QCOMPARE(plain.hi, s.hi);
+    QCOMPARE(plain.positiveSumSq, -1.0);
+    QVERIFY(!plain.needsExactPass);
 }
 
 void TestFloatKernels::everyNonFiniteTakesTheExactPass_data()
@@ -100,18 +107,20 @@ void TestFloatKernels::everyNonFiniteTakesTheExactPass()
     QFETCH(float, value);
     SKIP_UNLESS_RUNS(path);
     std::vector<float> v = normalValues(8245, 3);
-    QVERIFY(!scanFloats(v.data(), std::int64_t(v.size()), path).needsExactPass);
+    QVERIFY(!scanFloats(v.data(), std::int64_t(v.size()), PositiveSquares::Summed, path).needsExactPass);
     double sumSq = 0;
     for (float x : v)
         sumSq += double(x) * x;
     sumSq += double(value) * value - double(v[std::size_t(position)]) * v[std::size_t(position)];
     v[std::size_t(position)] = value;
-    const FloatScan s = scanFloats(v.data(), std::int64_t(v.size()), path);
-    if (std::isfinite(value))  // either the exact pass or a right answer
-        QVERIFY(s.needsExactPass || std::fabs(s.sumSq - sumSq) <= 1e-6 * sumSq);
-    else
-        QVERIFY(s.needsExactPass);
-    QVERIFY(scanFloats(v.data(), 0, path).needsExactPass);  // nothing to scan: the exact pass says so
+    for (const PositiveSquares squares : {PositiveSquares::Summed, PositiveSquares::Skipped}) {
+        const FloatScan s = scanFloats(v.data(), std::int64_t(v.size()), squares, path);
+        if (std::isfinite(value))  // either the exact pass or a right answer
+            QVERIFY(s.needsExactPass || std::fabs(s.sumSq - sumSq) <= 1e-6 * sumSq);
+        else
+            QVERIFY(s.needsExactPass);
+        QVERIFY(scanFloats(v.data(), 0, squares, path).needsExactPass);  // nothing to scan: the exact pass says so
+    }
 }
 
 void TestFloatKernels::anyNonFiniteFindsEveryPosition_data()

@@ -28,6 +28,8 @@ private Q_SLOTS:
     void reusedScansMatchScanningEveryTensor();
     void poolAndFlattenGradientsFollowFromTheirOutputs_data();
     void poolAndFlattenGradientsFollowFromTheirOutputs();
+    void derivedHealthIsNotReadAgain_data();
+    void derivedHealthIsNotReadAgain();
 };
 
 namespace {
@@ -314,6 +316,65 @@ void TestHealthGathering::poolAndFlattenGradientsFollowFromTheirOutputs()
     }
     if (!poisoned)
         QCOMPARE(reluGrad.nonFinite(), 0);
+}
+
+void TestHealthGathering::derivedHealthIsNotReadAgain_data()
+{
+    // A batch of 2 images of 3x8x8; a 3x3 convolution to 4 channels keeps 8x8 (512 values), a 2x2
+    // max pool leaves 128, the linear layer's output is 2x3. Each row lists the layers and what
+    // the host map must read: every other health follows from a scan already made.
+    QTest::addColumn<QStringList>("layers");
+    QTest::addColumn<qint64>("scanned");
+    constexpr qint64 batch = 2 * 3 * 8 * 8, conv = 2 * 4 * 8 * 8, pooled = 2 * 4 * 4 * 4, out = 2 * 3;
+    // Forward: the batch, conv's output (relu's follows), the pool's, fc's. Backward: fc's output
+    // gradient (read twice, by fc's hook and the whole model's), flatten's (the pool's is the same
+    // values, relu's those among zeros), conv's.
+    QTest::newRow("conv, relu, pool, flatten, fc")
+        << QStringList{QStringLiteral("conv"), QStringLiteral("relu"), QStringLiteral("pool"),
+                       QStringLiteral("flatten"), QStringLiteral("fc")}
+        << batch + conv + pooled + out + 2 * out + pooled + conv;
+    // Forward: the batch, conv's output (flatten's is the same, relu's follows through it), fc's.
+    // Backward: fc's output gradient twice, relu's, flatten's (conv's is the same values).
+    QTest::newRow("conv, flatten, relu, fc")
+        << QStringList{QStringLiteral("conv"), QStringLiteral("flatten"), QStringLiteral("relu"), QStringLiteral("fc")}
+        << batch + conv + out + 2 * out + conv + conv;
+    // A ReLU first: nothing scanned before it summed positive squares, so its output is read.
+    QTest::newRow("relu, conv, flatten, fc")
+        << QStringList{QStringLiteral("relu"), QStringLiteral("conv"), QStringLiteral("flatten"), QStringLiteral("fc")}
+        << batch + batch + conv + out + 2 * out + conv + batch;
+}
+
+void TestHealthGathering::derivedHealthIsNotReadAgain()
+{
+    QFETCH(QStringList, layers);
+    QFETCH(qint64, scanned);
+    namespace nn = torch::nn;
+    torch::manual_seed(3);
+    ObservedSequential m("Net");
+    std::int64_t features = 2 * 4 * 8 * 8 / 2;
+    for (const QString &name : layers) {
+        if (name == QLatin1String("conv"))
+            m.add("conv", nn::AnyModule(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1))));
+        else if (name == QLatin1String("relu"))
+            m.add("relu", nn::AnyModule(nn::ReLU()));
+        else if (name == QLatin1String("pool")) {
+            m.add("pool", nn::AnyModule(nn::MaxPool2d(2)));
+            features /= 4;
+        } else if (name == QLatin1String("flatten"))
+            m.add("flatten", nn::AnyModule(nn::Flatten()));
+        else
+            m.add("fc", nn::AnyModule(nn::Linear(features, 3)));
+    }
+    m.finalize();
+    StepRecord record;
+    // The batch requires a gradient, so that a first layer without parameters has one too.
+    const testing::ProbedPass pass = testing::probedPass(m, torch::randn({2, 3, 8, 8}).requires_grad_(), record);
+    // What was not read is still reported: every layer has its forward health and its gradient's.
+    for (const Layer &l : m.layers()) {
+        QVERIFY2(record.layers[l.id].forward.present, l.path.c_str());
+        QVERIFY2(record.layers[l.id].grad.present, l.path.c_str());
+    }
+    QCOMPARE(pass.hostElementsScanned, scanned);
 }
 
 QTEST_GUILESS_MAIN(TestHealthGathering)

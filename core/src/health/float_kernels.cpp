@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-// Which code runs. On x86-64 with AVX2 the kernels work on 256-bit vectors, even where the CPU
+// Which code runs. On x86-64 with AVX2 and FMA the kernels work on 256-bit vectors, even where the CPU
 // has AVX-512: a 512-bit multiply lowers the core's clock for a while afterwards, and the
 // scalar matrix products of the same training step then ran 6-9% slower (measured with Debian's
 // reference BLAS on an AVX-512 Xeon VM, where `bench`'s map ratio on the `deep` model fell from
@@ -15,7 +15,7 @@
 // relocates, before ThreadSanitizer's runtime is up, and crashed a TSan build before main().
 #if defined(__x86_64__) || defined(__i386__)
 #define NANSCOPE_X86 1
-#define NANSCOPE_TARGET_AVX2 __attribute__((target("avx2")))
+#define NANSCOPE_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #else
 #define NANSCOPE_TARGET_AVX2  // compiled as portable code, never chosen: cpuHasAvx2() is false
 #endif
@@ -32,9 +32,13 @@ typedef std::uint16_t v16u16 __attribute__((vector_size(32)));
 
 constexpr std::uint32_t kFloatExponentMask = 0x7f800000u;
 
-// Four vector ops per vector of floats, in two independent accumulator sets so that the adds'
-// latency does not bound the loop. always_inline: compiled once for each caller's target.
-template <typename V> __attribute__((always_inline)) inline FloatScan scanBody(const float *p, std::int64_t n)
+// Three vector ops per vector of floats (five with the positive squares; a multiply-add counts
+// as one where the target has FMA), in two independent accumulator sets so that the adds' latency
+// does not bound the loop. A scan of data still in the cache is bound by these ops: the positive
+// squares, which only a ReLU's health needs, make it a third slower. always_inline: compiled once
+// for each caller's target.
+template <typename V, bool kPositive>
+__attribute__((always_inline)) inline FloatScan scanBody(const float *p, std::int64_t n)
 {
     constexpr int lanes = sizeof(V) / sizeof(float);
     const V inf = V{} + INFINITY, zero = {};
@@ -55,10 +59,12 @@ template <typename V> __attribute__((always_inline)) inline FloatScan scanBody(c
             lo1 = b < lo1 ? b : lo1;
             hi1 = b > hi1 ? b : hi1;
             sq1 += b * b;
-            // The squares ReLU(x) would add, in the same lanes and order: bit for bit its sum.
-            const V pa = a > zero ? a : zero, pb = b > zero ? b : zero;
-            pos0 += pa * pa;
-            pos1 += pb * pb;
+            if constexpr (kPositive) {
+                // The squares ReLU(x) would add, in the same lanes and order: bit for bit its sum.
+                const V pa = a > zero ? a : zero, pb = b > zero ? b : zero;
+                pos0 += pa * pa;
+                pos1 += pb * pb;
+            }
         }
         const V sq = sq0 + sq1, pos = pos0 + pos1;
         for (int k = 0; k < lanes; ++k) {
@@ -78,6 +84,8 @@ template <typename V> __attribute__((always_inline)) inline FloatScan scanBody(c
         r.sumSq += double(v) * double(v);
         r.positiveSumSq += v > 0 ? double(v) * double(v) : 0.0;
     }
+    if constexpr (!kPositive)
+        r.positiveSumSq = -1;
     // Also true for n == 0 (lo stays +Inf): the exact pass handles the empty tensor.
     r.needsExactPass = !std::isfinite(r.sumSq) || !std::isfinite(r.lo) || !std::isfinite(r.hi);
     return r;
@@ -113,7 +121,15 @@ __attribute__((always_inline)) inline bool anyExponentAllOnes(const U *p, std::i
     return false;
 }
 
-NANSCOPE_TARGET_AVX2 FloatScan scanAvx2(const float *p, std::int64_t n) { return scanBody<v8f>(p, n); }
+NANSCOPE_TARGET_AVX2 FloatScan scanAvx2(const float *p, std::int64_t n, bool positive)
+{
+    return positive ? scanBody<v8f, true>(p, n) : scanBody<v8f, false>(p, n);
+}
+
+FloatScan scanPortable(const float *p, std::int64_t n, bool positive)
+{
+    return positive ? scanBody<v16f, true>(p, n) : scanBody<v16f, false>(p, n);
+}
 
 NANSCOPE_TARGET_AVX2 bool anyNonFiniteFloatAvx2(const std::uint32_t *bits, std::int64_t n)
 {
@@ -130,7 +146,7 @@ bool cpuHasAvx2()
 #ifdef NANSCOPE_X86
     static const bool has = [] {
         __builtin_cpu_init();  // may run before the constructor that would do it
-        return __builtin_cpu_supports("avx2") != 0;
+        return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
     }();
     return has;
 #else
@@ -141,7 +157,7 @@ bool cpuHasAvx2()
 bool useAvx2(KernelPath path)
 {
     if (path == KernelPath::Avx2 && !cpuHasAvx2())
-        throw std::invalid_argument("the AVX2 kernels do not run on this CPU");
+        throw std::invalid_argument("the AVX2 kernels do not run on this CPU (they need AVX2 and FMA)");
     return path == KernelPath::Avx2 || (path == KernelPath::Best && cpuHasAvx2());
 }
 
@@ -149,11 +165,10 @@ bool useAvx2(KernelPath path)
 
 bool kernelPathRuns(KernelPath path) { return path != KernelPath::Avx2 || cpuHasAvx2(); }
 
-FloatScan scanFloats(const float *p, std::int64_t n, KernelPath path)
+FloatScan scanFloats(const float *p, std::int64_t n, PositiveSquares positive, KernelPath path)
 {
-    if (useAvx2(path))
-        return scanAvx2(p, n);
-    return scanBody<v16f>(p, n);
+    const bool withPositive = positive == PositiveSquares::Summed;
+    return useAvx2(path) ? scanAvx2(p, n, withPositive) : scanPortable(p, n, withPositive);
 }
 
 bool anyNonFiniteFloat(const std::uint32_t *bits, std::int64_t n, KernelPath path)

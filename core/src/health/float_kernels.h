@@ -13,17 +13,22 @@ namespace nanscope {
 // finite value past ~1.8e19, whose float square overflows, and an empty tensor.)
 struct FloatScan {
     double sumSq = 0;
-    double positiveSumSq = 0;  // of the positive elements only: what a ReLU of these values keeps
+    // Of the positive elements only: what a ReLU of these values keeps. -1 when not summed.
+    double positiveSumSq = 0;
     float lo = INFINITY, hi = -INFINITY;
     bool needsExactPass = false;
 };
 
-// The code the kernels can run: portable vector code, or AVX2 on an x86 CPU that has it. Without a
-// path, the kernels run the best one; tests name each path this CPU runs.
+// The code the kernels can run: portable vector code, or AVX2 (with FMA) on an x86 CPU that has
+// both. Without a path, the kernels run the best one; tests name each path this CPU runs.
 enum class KernelPath { Best, Portable, Avx2 };
 bool kernelPathRuns(KernelPath path);
 
-FloatScan scanFloats(const float *p, std::int64_t n, KernelPath path = KernelPath::Best);
+// Whether the scan also sums the squares of the positive elements: only a ReLU's health, derived
+// from its input's scan, needs them, and they cost a scan of cached data a third of its time.
+enum class PositiveSquares { Summed, Skipped };
+
+FloatScan scanFloats(const float *p, std::int64_t n, PositiveSquares positive, KernelPath path = KernelPath::Best);
 
 // True when any element's exponent bits are all set (NaN or Inf), the values read as the unsigned
 // integers of their width; `exponentMask` is 0x7c00 for fp16, 0x7f80 for bf16.

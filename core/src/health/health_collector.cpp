@@ -26,14 +26,15 @@ bool stageable(const at::Tensor &t)
 
 }  // namespace
 
-HealthCollector::Measured HealthCollector::record(TensorHealth *slot, const at::Tensor &t)
+HealthCollector::Measured HealthCollector::record(TensorHealth *slot, const at::Tensor &t, PositiveSquares positive)
 {
     Measured m;
     if (!t.defined())
         return m;
     m.valid = true;
     if (t.is_cpu() && !devicePathOnCpu_) {
-        m.host = computeHealth(t, &m.positiveSumSq);
+        m.host = computeHealth(t, positive == PositiveSquares::Summed ? &m.positiveSumSq : nullptr);
+        hostElementsScanned_ += t.numel();
         slot->merge(m.host);
         return m;
     }

@@ -4,6 +4,7 @@
 // of them come from a few reductions over that buffer, read back in one copy by resolve(): a step
 // costs a handful of kernels per flush and one host synchronisation however many tensors it
 // observes. Copying at once also keeps what was observed safe from later in-place ops.
+#include "health/float_kernels.h"
 #include "health/tensor_health.h"
 
 #include <cstdint>
@@ -22,8 +23,9 @@ public:
         int segment = -1;           // on a device: its place among the step's statistics
         bool valid = false;
     };
-    // `slot` must stay valid until resolve().
-    Measured record(TensorHealth *slot, const at::Tensor &t);
+    // `slot` must stay valid until resolve(). The positive squares, when summed, are known at once
+    // for a host tensor (Measured::positiveSumSq).
+    Measured record(TensorHealth *slot, const at::Tensor &t, PositiveSquares positive = PositiveSquares::Skipped);
     void recordAgain(TensorHealth *slot, const Measured &m);
     // Adds several tensors (a layer's parameters) into one slot.
     void recordMerged(TensorHealth *slot, const std::vector<at::Tensor> &tensors);
@@ -32,6 +34,9 @@ public:
     // CPU tensors take the device path too: statistics as tensors, read back in resolve(). The
     // code a CUDA run takes, checkable where there is no GPU.
     void setDevicePathOnCpu(bool on) { devicePathOnCpu_ = on; }
+    // The elements scanned on the host so far, a running total: what the map read, against what
+    // it reported (much of which follows from scans already made).
+    std::int64_t hostElementsScanned() const { return hostElementsScanned_; }
 
     // Staged values are laid out in rows of this many; a tensor starts on a new row.
     static constexpr std::int64_t kRowWidth = 1024;
@@ -63,6 +68,7 @@ private:
     // layout, so after the first step nothing travels to the device.
     std::vector<std::pair<std::vector<std::int64_t>, at::Tensor>> layoutCache_;
     bool devicePathOnCpu_ = false;
+    std::int64_t hostElementsScanned_ = 0;
 };
 
 }  // namespace nanscope

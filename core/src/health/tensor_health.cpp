@@ -74,9 +74,9 @@ template <typename T> TensorHealth scan(const T *data, std::int64_t n, double *p
     return h;
 }
 
-TensorHealth scanFloat(const float *p, std::int64_t n, double *positiveSumSq)
+TensorHealth scanFloat(const float *p, std::int64_t n, double *positiveSumSq, PositiveSquares positive)
 {
-    const FloatScan f = scanFloats(p, n);
+    const FloatScan f = scanFloats(p, n, positive);
     if (f.needsExactPass)
         return scan(p, n, positiveSumSq);  // rare: an unhealthy (or empty, or huge) tensor gets the exact pass
     TensorHealth h;
@@ -113,6 +113,7 @@ TensorHealth computeHealth(const at::Tensor &input, double *positiveSumSq)
     double unused = 0;
     double &positive = positiveSumSq ? *positiveSumSq : unused;
     positive = -1;  // unknown until a scan says otherwise
+    const PositiveSquares squares = positiveSumSq ? PositiveSquares::Summed : PositiveSquares::Skipped;
     if (!input.defined())
         return {};
     at::Tensor t = input.is_cpu() ? input : input.to(at::kCPU);
@@ -120,7 +121,7 @@ TensorHealth computeHealth(const at::Tensor &input, double *positiveSumSq)
         t = t.contiguous();
     const std::int64_t n = t.numel();
     switch (t.scalar_type()) {
-    case at::kFloat: return scanFloat(t.data_ptr<float>(), n, &positive);
+    case at::kFloat: return scanFloat(t.data_ptr<float>(), n, &positive, squares);
     case at::kDouble: return scan(t.data_ptr<double>(), n, &positive);
     case at::kHalf: return scan(t.data_ptr<c10::Half>(), n, &positive);
     case at::kBFloat16: return scan(t.data_ptr<c10::BFloat16>(), n, &positive);

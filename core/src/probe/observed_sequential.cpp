@@ -65,6 +65,9 @@ void ObservedSequential::add(const std::string &name, torch::nn::AnyModule modul
 
 void ObservedSequential::finalize()
 {
+    feedsRelu_.assign(children_.size(), false);
+    for (std::size_t i = children_.size(); i-- > 1;)
+        feedsRelu_[i - 1] = plainRelu_[i] || (inputGradient_[i] == Probe::InputGradient::SameValues && feedsRelu_[i]);
     layers_.clear();
     ownParameters_.clear();
     // named_modules() gives the root as "" and descendants in pre-order: that is the layer table.
@@ -98,10 +101,15 @@ at::Tensor ObservedSequential::forward(const at::Tensor &input, Probe *probe)
         at::Tensor y = children_[i].second.forward(x);
         if (halfEmulation_)
             y = roundThroughHalf(y);  // what the layer's fp16 output would hold on a GPU
+        // A ReLU's health follows from its input's scan (no second read) when that scan summed
+        // the positive squares, which only then are worth their cost.
+        const PositiveSquares squares = i < feedsRelu_.size() && feedsRelu_[i] && !halfEmulation_
+                                            ? PositiveSquares::Summed
+                                            : PositiveSquares::Skipped;
         if (probe && plainRelu_[i] && !halfEmulation_)
-            probe->observeRelu(id, x, y);  // its health follows from x's scan: no second read
-        else if (probe)                    // (fp16 rounding's backward changes the gradient: nothing follows)
-            probe->observe(id, x, y, halfEmulation_ ? Probe::InputGradient::Scanned : inputGradient_[i]);
+            probe->observeRelu(id, x, y, squares);
+        else if (probe)  // (fp16 rounding's backward changes the gradient: nothing follows)
+            probe->observe(id, x, y, halfEmulation_ ? Probe::InputGradient::Scanned : inputGradient_[i], squares);
         x = y;
         ++id;
     }

@@ -43,7 +43,10 @@ public:
 private:
     std::shared_ptr<torch::nn::Module> root_;
     std::vector<std::pair<std::string, torch::nn::AnyModule>> children_;
-    std::vector<bool> plainRelu_;                      // per child: a ReLU that is not in place
+    std::vector<bool> plainRelu_;  // per child: a ReLU that is not in place
+    // Per child: a plain ReLU takes its output next, directly or through Flattens (which pass the
+    // same values on), so its scan sums the positive squares that ReLU's health follows from.
+    std::vector<bool> feedsRelu_;
     std::vector<Probe::InputGradient> inputGradient_;  // per child
     std::vector<Layer> layers_;
     std::vector<std::string> frozen_;

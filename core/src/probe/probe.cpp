@@ -14,6 +14,7 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     record_ = record;
     record_->layers.assign(model.layers().size(), LayerHealth{});
     collector_.clear();
+    scannedBeforeStep_ = collector_.hostElementsScanned();
     forwardOrder_.clear();
     backwardOrder_.clear();
     inputSources_.clear();
@@ -124,9 +125,10 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
         hookGradient(node, output.output_nr(), slot, layer);
 }
 
-void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output, InputGradient inputGradient)
+void Probe::observe(int layer, const at::Tensor &input, const at::Tensor &output, InputGradient inputGradient,
+                    PositiveSquares outputSquares)
 {
-    recordForward(layer, input, output);
+    recordForward(layer, input, output, nullptr, outputSquares);
     hookOutputGradient(layer, output);
     // The layer that produced `input` (found by recordForward) takes its gradient from this one's.
     const bool fromLayer =
@@ -158,12 +160,12 @@ HealthCollector::Measured Probe::derivedGradient(int layer, const at::Tensor &gr
     return m;
 }
 
-void Probe::observeRelu(int layer, const at::Tensor &input, const at::Tensor &output)
+void Probe::observeRelu(int layer, const at::Tensor &input, const at::Tensor &output, PositiveSquares outputSquares)
 {
     const bool follows = sameValues(lastOutput_, lastOutputVersion_, input) && lastMeasured_.valid &&
                          lastMeasured_.segment < 0 && lastMeasured_.positiveSumSq >= 0;
     if (!follows) {
-        observe(layer, input, output);
+        observe(layer, input, output, InputGradient::Scanned, outputSquares);
         return;
     }
     HealthCollector::Measured derived;
@@ -192,7 +194,7 @@ void Probe::hookOutputGradient(int layer, const at::Tensor &output)
 }
 
 void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
-                          const HealthCollector::Measured *known)
+                          const HealthCollector::Measured *known, PositiveSquares outputSquares)
 {
     LayerHealth &lh = record_->layers[layer];
     forwardOrder_.push_back(layer);
@@ -223,7 +225,7 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
     } else if (sameValues(lastOutput_, lastOutputVersion_, output)) {
         collector_.recordAgain(&lh.forward, lastMeasured_);
     } else {
-        lastMeasured_ = collector_.record(&lh.forward, output.detach());
+        lastMeasured_ = collector_.record(&lh.forward, output.detach(), outputSquares);
         lastOutput_ = output;
         lastOutputVersion_ = output._version();
     }

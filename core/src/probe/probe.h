@@ -26,8 +26,10 @@ public:
     // layer that produced that input then takes the derived health instead of a scan.
     enum class InputGradient { Scanned, SameValues, SameValuesAmongZeros };
     // Forward: the layer saw `input` and produced `output`; a gradient hook is attached to it.
+    // `outputSquares`: Summed where a ReLU observed with observeRelu() takes `output` next.
     void observe(int layer, const at::Tensor &input, const at::Tensor &output,
-                 InputGradient inputGradient = InputGradient::Scanned);
+                 InputGradient inputGradient = InputGradient::Scanned,
+                 PositiveSquares outputSquares = PositiveSquares::Skipped);
     // As observe(), but the gradient is read by a pre-hook on the autograd node that produced
     // `output` (at its output_nr): it sees the gradient of the value as observed, even when an
     // in-place op (relu_, add_) rewrites the tensor afterwards, where a tensor hook would follow
@@ -35,7 +37,8 @@ public:
     void observeAtProducer(int layer, const at::Tensor &input, const at::Tensor &output);
     // As observe(), for a ReLU (not in place) whose input is the output observed just before:
     // its forward health follows from that output's scan (reluHealth()) instead of a scan of its own.
-    void observeRelu(int layer, const at::Tensor &input, const at::Tensor &output);
+    void observeRelu(int layer, const at::Tensor &input, const at::Tensor &output,
+                     PositiveSquares outputSquares = PositiveSquares::Skipped);
     void observeLoss(const at::Tensor &loss);
     // Before forward: the parameters the forward pass will use.
     void observeParameters(const ModelAdapter &model);
@@ -48,6 +51,8 @@ public:
     void finishStep();
     // See HealthCollector::setDevicePathOnCpu().
     void setDevicePathOnCpu(bool on) { collector_.setDevicePathOnCpu(on); }
+    // See HealthCollector::hostElementsScanned(): this step's.
+    std::int64_t hostElementsScanned() const { return collector_.hostElementsScanned() - scannedBeforeStep_; }
 
     const std::vector<int> &forwardOrder() const { return forwardOrder_; }
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }
@@ -55,7 +60,8 @@ public:
 private:
     // `known`: the output's health, already measured (else it is scanned here).
     void recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
-                       const HealthCollector::Measured *known = nullptr);
+                       const HealthCollector::Measured *known = nullptr,
+                       PositiveSquares outputSquares = PositiveSquares::Skipped);
     void hookOutputGradient(int layer, const at::Tensor &output);
     // The health of `layer`'s output gradient `grad` derived from a later layer's (invalid where
     // it cannot be).
@@ -67,6 +73,7 @@ private:
 
     StepRecord *record_ = nullptr;
     HealthCollector collector_;
+    std::int64_t scannedBeforeStep_ = 0;
     std::vector<int> forwardOrder_;
     std::vector<int> backwardOrder_;
     struct InputSource {
