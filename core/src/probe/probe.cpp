@@ -181,16 +181,35 @@ void Probe::hookOutputGradient(int layer, const at::Tensor &output)
     if (!output.requires_grad())
         return;
     TensorHealth *slot = &record_->layers[layer].grad;
-    output.register_hook([this, slot, layer](const at::Tensor &grad) {
-        HealthCollector::Measured m = derivedGradient(layer, grad);
-        if (m.valid)
-            collector_.recordAgain(slot, m);
-        else
-            m = collector_.record(slot, grad);
-        if (std::size_t(layer) < gradientsMeasured_.size())
-            gradientsMeasured_[std::size_t(layer)] = m;
-        backwardOrder_.push_back(layer);
+    // The same tensor observed again, unchanged (a container's output is its last child's): the
+    // hook already on it feeds both. lastOutput_ holds it, so its address names no other tensor.
+    // (After an in-place op the tensor has another grad_fn, and a hook of its own.)
+    if (lastOutputHook_ && lastOutputHooked_ == output.unsafeGetTensorImpl() && lastOutput_.is_same(output) &&
+        lastOutputHookedVersion_ == output._version()) {
+        lastOutputHook_->slots.emplace_back(slot, layer);
+        return;
+    }
+    auto targets = std::make_shared<GradTargets>();
+    targets->slots.emplace_back(slot, layer);
+    output.register_hook([this, targets](const at::Tensor &grad) {
+        HealthCollector::Measured m;
+        for (std::size_t i = 0; i < targets->slots.size(); ++i) {
+            const auto [target, l] = targets->slots[i];
+            if (i > 0) {
+                collector_.recordAgain(target, m);
+            } else if ((m = derivedGradient(l, grad)).valid) {
+                collector_.recordAgain(target, m);
+            } else {
+                m = collector_.record(target, grad);
+            }
+            if (std::size_t(l) < gradientsMeasured_.size())
+                gradientsMeasured_[std::size_t(l)] = m;
+            backwardOrder_.push_back(l);
+        }
     });
+    lastOutputHook_ = targets;
+    lastOutputHooked_ = output.unsafeGetTensorImpl();
+    lastOutputHookedVersion_ = output._version();
 }
 
 void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
@@ -249,6 +268,8 @@ void Probe::forgetLast()
     lastInputMeasured_ = {};
     lastHookNode_.reset();
     lastHookTargets_.reset();
+    lastOutputHook_.reset();
+    lastOutputHooked_ = nullptr;
 }
 
 void Probe::observeLoss(const at::Tensor &loss)

@@ -113,6 +113,10 @@ private:
     std::shared_ptr<torch::autograd::Node> lastHookNode_;
     std::uint32_t lastHookIndex_ = 0;
     std::shared_ptr<GradTargets> lastHookTargets_;
+    // The last tensor hook hookOutputGradient() put on an output, and that output's TensorImpl.
+    std::shared_ptr<GradTargets> lastOutputHook_;
+    const void *lastOutputHooked_ = nullptr;
+    std::int64_t lastOutputHookedVersion_ = 0;
 };
 
 }  // namespace nanscope
