@@ -1,13 +1,15 @@
 // Models written by real PyTorch (tests/python_fixtures.py, run with Debian's python3-torch): a
 // traced ResNet whose layer table must be Python's named_modules() and whose instrumented output
-// must equal Python's, origins with the user's Python file and line in scripted and traced
-// graphs, and a trained model that Python loads back. Skipped, with the reason, without
-// python3-torch (`make test` installs it).
+// must equal Python's, a trained model that Python loads back, and the shapes of models people
+// write (tuple and dict outputs, token ids, two inputs, a model that returns its own loss).
+// Where non-finite values come from in them: tst_python_origins. Skipped, with the reason,
+// without python3-torch (`make test` installs it).
 #include "model/model_inputs.h"
 #include "model/model_setup.h"
 #include "nanscope/input_shape.h"
 #include "nanscope/inspect.h"
 #include "probed_pass.h"
+#include "python_fixture_dir.h"
 #include "run_collector.h"
 #include "model/torchscript_loader.h"
 #include "model/torchscript_model.h"
@@ -21,23 +23,6 @@
 using namespace nanscope;
 
 namespace {
-
-// The first interpreter that imports torch: $NANSCOPE_PYTHON, then Debian's, then PATH's (a
-// pyenv shim on PATH may hide the Debian package).
-QString pythonWithTorch(QString *tried)
-{
-    QStringList candidates = {"/usr/bin/python3", "python3"};
-    if (qEnvironmentVariableIsSet("NANSCOPE_PYTHON"))
-        candidates.prepend(qEnvironmentVariable("NANSCOPE_PYTHON"));
-    for (const QString &python : candidates) {
-        QProcess p;
-        p.start(python, {"-c", "import torch"});
-        if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
-            return python;
-        *tried += python + " ";
-    }
-    return {};
-}
 
 int layerId(const TorchScriptModel &m, const std::string &path)
 {
@@ -63,8 +48,6 @@ private Q_SLOTS:
     void initTestCase();
     void tracedLayerTableIsNamedModules();
     void tracedInstrumentedOutputEqualsPython();
-    void originNamesPythonLine_data();
-    void originNamesPythonLine();
     void trainedTracedModelLoadsInPython();
     void tupleOutputsAreObserved_data();
     void tupleOutputsAreObserved();
@@ -75,34 +58,26 @@ private Q_SLOTS:
     void twoInputs_data();
     void twoInputs();
     void modelReturnsItsOwnLoss();
-    void originInTheModelsOwnCode_data();
-    void originInTheModelsOwnCode();
-    void causalMaskStaysClean();
 
 private:
-    std::string fixture(const char *name) const { return dir_.filePath(name).toStdString(); }
-    std::string fixture(const QString &name) const { return dir_.filePath(name).toStdString(); }
+    std::string fixture(const char *name) const { return fixtures_.path(QString::fromUtf8(name)); }
+    std::string fixture(const QString &name) const { return fixtures_.path(name); }
     std::vector<std::int64_t> numbersIn(const char *name) const;
-    QString python_;
-    QTemporaryDir dir_;
+    testing::PythonFixtureDir fixtures_;
 };
 
 void TestPythonModels::initTestCase()
 {
-    QString tried;
-    python_ = pythonWithTorch(&tried);
-    if (python_.isEmpty())
-        QSKIP(qPrintable("no python3 with torch (tried " + tried.trimmed() + "); install python3-torch"));
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(python_, {QStringLiteral(NANSCOPE_PYTHON_FIXTURES), dir_.path()});
-    QVERIFY(p.waitForFinished(120000));
-    QVERIFY2(p.exitCode() == 0, p.readAll().constData());
+    bool skip = false;
+    const QString why = fixtures_.write(&skip);
+    if (skip)
+        QSKIP(qPrintable(why));
+    QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 
 void TestPythonModels::tracedLayerTableIsNamedModules()
 {
-    QFile modules(dir_.filePath("traced_resnet.modules"));
+    QFile modules(fixtures_.filePath("traced_resnet.modules"));
     QVERIFY(modules.open(QIODevice::ReadOnly | QIODevice::Text));
     std::vector<std::pair<std::string, std::string>> expected;
     for (const QByteArray &line : modules.readAll().split('\n')) {
@@ -143,33 +118,6 @@ void TestPythonModels::tracedInstrumentedOutputEqualsPython()
     QVERIFY(rec.layers[layerId(m, "layer1.1.relu")].forward.min >= 0.0);
 }
 
-void TestPythonModels::originNamesPythonLine_data()
-{
-    QTest::addColumn<QString>("file");
-    QTest::addRow("scripted") << "scripted_log.pt";
-    QTest::addRow("traced") << "traced_log.pt";
-}
-
-void TestPythonModels::originNamesPythonLine()
-{
-    QFETCH(QString, file);
-    QFile lineFile(dir_.filePath("log_line"));
-    QVERIFY(lineFile.open(QIODevice::ReadOnly));
-    const std::string line = lineFile.readAll().trimmed().toStdString();
-    QVERIFY2(line.rfind("python_fixtures.py:", 0) == 0, line.c_str());
-    RunConfig config;
-    config.modelPath = fixture(file.toUtf8().constData());
-    config.inputShape = {8, 4};
-    const InspectReport r = inspectModel(config);
-    const Origin &o = r.record.origin;
-    QCOMPARE(int(o.phase), int(Phase::Forward));
-    QCOMPARE(o.layerPath, std::string("head"));
-    QCOMPARE(o.op, std::string("aten::log"));
-    QVERIFY(o.produced);
-    QVERIFY2(o.source.size() > line.size() && o.source.compare(o.source.size() - line.size(), line.size(), line) == 0,
-             o.source.c_str());
-}
-
 void TestPythonModels::trainedTracedModelLoadsInPython()
 {
     RunConfig config;
@@ -185,7 +133,8 @@ void TestPythonModels::trainedTracedModelLoadsInPython()
         QVERIFY(std::isfinite(r->loss));
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(python_, {QStringLiteral(NANSCOPE_PYTHON_FIXTURES), "--check", QString::fromStdString(config.savePath)});
+    p.start(fixtures_.python(),
+            {QStringLiteral(NANSCOPE_PYTHON_FIXTURES), "--check", QString::fromStdString(config.savePath)});
     QVERIFY(p.waitForFinished(120000));
     const QByteArray out = p.readAll().trimmed();
     // stem 3*8*9+8 + 2*8, two blocks of 2 * (8*8*9 + 2*8), fc 8*10+10
@@ -194,7 +143,7 @@ void TestPythonModels::trainedTracedModelLoadsInPython()
 
 std::vector<std::int64_t> TestPythonModels::numbersIn(const char *name) const
 {
-    QFile f(dir_.filePath(name));
+    QFile f(fixtures_.filePath(name));
     if (!f.open(QIODevice::ReadOnly))
         return {};
     std::vector<std::int64_t> out;
@@ -362,97 +311,6 @@ void TestPythonModels::modelReturnsItsOwnLoss()
     QVERIFY(run->records.back()->loss < 0.8 * run->records.front()->loss);
     config.loss = "cross-entropy";
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, inspectModel(config));
-}
-
-void TestPythonModels::originInTheModelsOwnCode_data()
-{
-    QTest::addColumn<QString>("file");
-    QTest::addColumn<QString>("shape");
-    QTest::addColumn<int>("phase");
-    QTest::addColumn<QString>("module");
-    QTest::addColumn<QString>("op");  // the start of it: in backward the autograd node
-    QTest::addColumn<QString>("lineFile");
-    QTest::addColumn<QString>("chainFrom");  // the line the chain starts from, or empty
-    // The softmax of a fully masked row makes NaN from the -Inf of masked_fill: the module whose
-    // forward holds the softmax is the origin, not the masking.
-    QTest::addRow("attention, all-masked row") << "masked_attention.pt"
-                                               << "8x5x8" << int(Phase::Forward) << "attn"
-                                               << "aten::softmax"
-                                               << "softmax"
-                                               << "masked_fill";
-    QTest::addRow("root's own op, forward") << "root_forward_nan.pt"
-                                            << "8x4" << int(Phase::Forward) << ""
-                                            << "aten::sqrt"
-                                            << "root_forward_nan.line"
-                                            << "";
-    QTest::addRow("root's own op, backward") << "root_backward_nan.pt"
-                                             << "8x4" << int(Phase::Backward) << ""
-                                             << "SqrtBackward0"
-                                             << "root_backward_nan.line"
-                                             << "";
-}
-
-void TestPythonModels::originInTheModelsOwnCode()
-{
-    QFETCH(QString, file);
-    QFETCH(QString, shape);
-    QFETCH(int, phase);
-    QFETCH(QString, module);
-    QFETCH(QString, op);
-    QFETCH(QString, lineFile);
-    QFETCH(QString, chainFrom);
-    // "name<TAB>python_fixtures.py:N" lines, or one "python_fixtures.py:N".
-    auto lineOf = [this](const QString &key) {
-        QFile f(dir_.filePath(key.endsWith(".line") ? key : "masked_attention.lines"));
-        if (!f.open(QIODevice::ReadOnly))
-            return QString();
-        for (const QByteArray &line : f.readAll().split('\n')) {
-            const QList<QByteArray> cols = line.trimmed().split('\t');
-            if (cols.size() == 1 && key.endsWith(".line"))
-                return QString::fromUtf8(cols[0]);
-            if (cols.size() == 2 && cols[0] == key.toUtf8())
-                return QString::fromUtf8(cols[1]);
-        }
-        return QString();
-    };
-    const QString line = lineOf(lineFile);
-    QVERIFY2(line.startsWith("python_fixtures.py:"), qPrintable(line));
-    RunConfig config;
-    config.modelPath = fixture(file);
-    config.inputShape = *parseInputShape(shape.toStdString());
-    const InspectReport r = inspectModel(config);
-    const Origin &o = r.record.origin;
-    QCOMPARE(int(o.phase), phase);
-    QCOMPARE(QString::fromStdString(o.layerPath), module);
-    QCOMPARE(o.layer, module.isEmpty() ? 0 : o.layer);
-    QVERIFY2(QString::fromStdString(o.op).startsWith(op), o.op.c_str());
-    QVERIFY2(QString::fromStdString(o.source).endsWith("/" + line), o.source.c_str());
-    if (chainFrom.isEmpty())
-        return;
-    const QString chain = QString::fromStdString(o.chain);
-    const QString expected = "-Inf from aten::masked_fill at .*/" + QRegularExpression::escape(lineOf(chainFrom)) +
-                             " became NaN in aten::softmax at .*/" + QRegularExpression::escape(line);
-    QVERIFY2(QRegularExpression("^" + expected + "$").match(chain).hasMatch(), qPrintable(chain));
-    QVERIFY2(QString::fromStdString(o.explanation).contains(chain), o.explanation.c_str());
-}
-
-void TestPythonModels::causalMaskStaysClean()
-{
-    // The mask's -Inf never leaves the attention: 50 steps without a non-finite step.
-    RunConfig config;
-    config.modelPath = fixture("causal_transformer.pt");
-    config.inputShape = {8, 6, 8};
-    config.loss = "mse";
-    config.steps = 50;
-    const auto run = runToEnd(config);
-    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
-    QCOMPARE(run->summary.stepsRun, 50);
-    QCOMPARE(run->summary.firstNonFiniteStep, -1);
-    QCOMPARE(run->summary.nonFiniteSteps, 0);
-    for (const StepRecordPtr &r : run->records)
-        QVERIFY(r->layers[3].forward.present);  // enc.self_attn, whose output is a tuple
-    for (const Event &e : run->events)          // a healthy model raises no overflow forecast
-        QVERIFY2(e.kind != EventKind::Warning, e.text.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestPythonModels)

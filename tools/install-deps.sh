@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages NaNScope needs, and only the missing ones, so a second run is
 # a no-op. Works as root or through sudo. --tests adds what only the tests need: Debian's
-# python3-torch writes real PyTorch models (traced and scripted) for tst_python_models; --fuzz
+# python3-torch writes real PyTorch models (traced and scripted) for tst_python_*; --fuzz
 # adds clang-14 and libFuzzer for tools/fuzz/run.sh.
 set -euo pipefail
 

@@ -1,0 +1,61 @@
+#pragma once
+// Test helper: the models tests/python_fixtures.py writes with real PyTorch (Debian's python3-torch),
+// in a temporary folder of their own. Suites that use them skip, with the reason, where no Python
+// imports torch (`make test` installs it).
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <QTemporaryDir>
+
+#include <string>
+
+namespace nanscope::testing {
+
+class PythonFixtureDir {
+public:
+    // Runs the fixture script into the folder. Empty when it did; else why not, and `skip` tells a
+    // missing Python with torch (a reason to skip) from a script that failed (a failure).
+    QString write(bool *skip)
+    {
+        QString tried;
+        const QString python = pythonWithTorch(&tried);
+        *skip = python.isEmpty();
+        if (*skip)
+            return QStringLiteral("no python3 with torch (tried %1); install python3-torch").arg(tried.trimmed());
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(python, {QStringLiteral(NANSCOPE_PYTHON_FIXTURES), dir_.path()});
+        if (!p.waitForFinished(120000))
+            return QStringLiteral("python_fixtures.py did not finish within 2 minutes");
+        if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+            return QStringLiteral("python_fixtures.py failed: ") + QString::fromUtf8(p.readAll());
+        python_ = python;
+        return {};
+    }
+    const QString &python() const { return python_; }
+    QString filePath(const QString &name) const { return dir_.filePath(name); }
+    std::string path(const QString &name) const { return filePath(name).toStdString(); }
+
+private:
+    // The first interpreter that imports torch: $NANSCOPE_PYTHON, then Debian's, then PATH's (a
+    // pyenv shim on PATH may hide the Debian package).
+    static QString pythonWithTorch(QString *tried)
+    {
+        QStringList candidates = {QStringLiteral("/usr/bin/python3"), QStringLiteral("python3")};
+        if (qEnvironmentVariableIsSet("NANSCOPE_PYTHON"))
+            candidates.prepend(qEnvironmentVariable("NANSCOPE_PYTHON"));
+        for (const QString &python : candidates) {
+            QProcess p;
+            p.start(python, {QStringLiteral("-c"), QStringLiteral("import torch")});
+            if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
+                return python;
+            *tried += python + QStringLiteral(" ");
+        }
+        return {};
+    }
+
+    QString python_;
+    QTemporaryDir dir_;
+};
+
+}  // namespace nanscope::testing
