@@ -61,17 +61,7 @@ void Probe::hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std
     auto targets = std::make_shared<GradTargets>();
     targets->slots.emplace_back(slot, layer);
     node->add_pre_hook(std::make_unique<GradientPreHook>(
-        [this, targets](const at::Tensor &grad) {
-            HealthCollector::Measured m;
-            for (std::size_t i = 0; i < targets->slots.size(); ++i) {
-                if (i == 0)
-                    m = collector_.record(targets->slots[i].first, grad);
-                else
-                    collector_.recordAgain(targets->slots[i].first, m);
-                backwardOrder_.push_back(targets->slots[i].second);
-            }
-        },
-        index));
+        [this, targets](const at::Tensor &grad) { recordGradient(*targets, grad); }, index));
     lastHookNode_ = node;
     lastHookIndex_ = index;
     lastHookTargets_ = targets;
@@ -191,25 +181,27 @@ void Probe::hookOutputGradient(int layer, const at::Tensor &output)
     }
     auto targets = std::make_shared<GradTargets>();
     targets->slots.emplace_back(slot, layer);
-    output.register_hook([this, targets](const at::Tensor &grad) {
-        HealthCollector::Measured m;
-        for (std::size_t i = 0; i < targets->slots.size(); ++i) {
-            const auto [target, l] = targets->slots[i];
-            if (i > 0) {
-                collector_.recordAgain(target, m);
-            } else if ((m = derivedGradient(l, grad)).valid) {
-                collector_.recordAgain(target, m);
-            } else {
-                m = collector_.record(target, grad);
-            }
-            if (std::size_t(l) < gradientsMeasured_.size())
-                gradientsMeasured_[std::size_t(l)] = m;
-            backwardOrder_.push_back(l);
-        }
-    });
+    output.register_hook([this, targets](const at::Tensor &grad) { recordGradient(*targets, grad); });
     lastOutputHook_ = targets;
     lastOutputHooked_ = output.unsafeGetTensorImpl();
     lastOutputHookedVersion_ = output._version();
+}
+
+void Probe::recordGradient(const GradTargets &targets, const at::Tensor &grad)
+{
+    // The first layer's gradient is derived where a later layer's tells it, else scanned; the
+    // others share that measurement.
+    HealthCollector::Measured m;
+    for (std::size_t i = 0; i < targets.slots.size(); ++i) {
+        const auto [slot, layer] = targets.slots[i];
+        if (i > 0 || (m = derivedGradient(layer, grad)).valid)
+            collector_.recordAgain(slot, m);
+        else
+            m = collector_.record(slot, grad);
+        if (std::size_t(layer) < gradientsMeasured_.size())
+            gradientsMeasured_[std::size_t(layer)] = m;
+        backwardOrder_.push_back(layer);
+    }
 }
 
 void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output,

@@ -67,6 +67,8 @@ private:
     // it cannot be).
     HealthCollector::Measured derivedGradient(int layer, const at::Tensor &grad) const;
     struct GradTargets;
+    // A gradient seen by a hook: its health into each target's slot, from one measurement.
+    void recordGradient(const GradTargets &targets, const at::Tensor &grad);
     void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
                       int layer);
     void forgetLast();
