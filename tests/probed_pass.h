@@ -1,7 +1,7 @@
 #pragma once
 // Test helper: one probed forward pass of a model and the backward pass of sum(out^2), which
 // reaches every layer without a loss function in the way. Needs core's internal headers.
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 #include "probe/probe.h"
 
 #include <ATen/ATen.h>

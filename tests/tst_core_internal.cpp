@@ -3,6 +3,7 @@
 // restores everything; an update ratio is the step over the weights).
 #include "probe/op_tracer.h"
 #include "health/tensor_health.h"
+#include "scenarios/scenarios.h"
 #include "training/trainer.h"
 
 #include <torch/torch.h>
@@ -262,7 +263,7 @@ void TestCoreInternal::discardedStepChangesNothing()
 {
     RunConfig config;
     config.scenario = "nan-input";
-    Trainer trainer(buildScenario(config), config);
+    Trainer trainer(buildRunSetup(config), config);
     // Find the first step whose batch holds the bad samples; apply the clean ones before it.
     for (int i = 0; i < 30; ++i) {
         const auto params = cloneAll(trainer.model().parameters());
@@ -290,7 +291,7 @@ void TestCoreInternal::rollbackRestoresBuffersAndOptimizerBitForBit()
     RunConfig config;
     config.scenario = "safe-training";
     config.snapshotEvery = 5;
-    Trainer trainer(buildScenario(config), config);
+    Trainer trainer(buildRunSetup(config), config);
     std::vector<at::Tensor> params, buffers, moments;
     for (int i = 0; i < 14; ++i) {
         if (trainer.step() == 10) {
@@ -329,7 +330,7 @@ void TestCoreInternal::updateRatioIsTheStepOverTheWeights()
     controls.clipNorm.reset();
     controls.learningRate = 0.05;
     config.controls = controls;
-    Trainer trainer(buildScenario(config), config);
+    Trainer trainer(buildRunSetup(config), config);
     int measured = 0;
     for (int i = 0; i < 3; ++i) {
         auto rec = trainer.computeStep();

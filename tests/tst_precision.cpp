@@ -1,12 +1,13 @@
 // Reduced precision inside the core, with real tensors: fp16 emulation rounds outputs and the
 // gradients flowing back through them, CPU autocast gives bf16, the trainer unscales before it
 // clips, and a step the loss scaler skips leaves the weights and the optimizer untouched.
-#include "training/autocast_scope.h"
+#include "model_api/autocast_scope.h"
 #include "nanscope/precision.h"
 #include "nanscope/scenario.h"
 #include "probe/observed_sequential.h"
 #include "probe/probe.h"
 #include "health/tensor_health.h"
+#include "scenarios/scenarios.h"
 #include "training/trainer.h"
 
 #include <ATen/autocast_mode.h>
@@ -201,7 +202,7 @@ void TestPrecision::gradientsAreUnscaledBeforeClipping()
     // large-lr-ce at scale 1024: nothing overflows, so fp16 sees (nearly) fp32's gradient.
     const RunConfig half = configFor("large-lr-ce", Precision::FP16, 0.5, 1024);
     const RunConfig full = configFor("large-lr-ce", Precision::FP32, 0.5);
-    Trainer t16(buildScenario(half), half), t32(buildScenario(full), full);
+    Trainer t16(buildRunSetup(half), half), t32(buildRunSetup(full), full);
     auto r16 = t16.computeStep();
     auto r32 = t32.computeStep();
     QCOMPARE(r16->lossScale, 1024.0);
@@ -225,7 +226,7 @@ void TestPrecision::gradientsAreUnscaledBeforeClipping()
 void TestPrecision::skippedStepLeavesWeightsAndOptimizerUntouched()
 {
     RunConfig config = configFor("fp16-overflow", Precision::FP16);
-    Trainer trainer(buildScenario(config), config);
+    Trainer trainer(buildRunSetup(config), config);
     // One clean AdamW step first, so there are moments to keep. The gradients of this regression on
     // prices in dollars are so large that only a scale below 1 keeps them finite in fp16.
     config.controls->lossScaling.initialScale = 0.25;

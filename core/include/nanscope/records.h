@@ -20,7 +20,8 @@ struct Layer {
 };
 
 enum class Phase { None, Input, Forward, Loss, Backward, Parameter, Update };
-const char *phaseName(Phase p);
+const char *phaseName(Phase p);               // "forward", as run files spell it; "none" for None
+Phase phaseFromName(const std::string &name);  // the inverse; None for any other text
 
 // Where a non-finite value was first born in a step.
 struct Origin {

@@ -131,7 +131,7 @@ BenchResult benchModel(const RunConfig &modelConfig, int rounds)
     RunConfig config = modelConfig;
     config.opLevelOrigin = false;
     config.snapshotEvery = 1 << 30;
-    ScenarioSetup setup = buildModelSetup(config);
+    RunSetup setup = buildModelSetup(config);
     const double loadMs = setup.loadMillis, instrumentMs = setup.instrumentMillis;
     const int batch = setup.batchSize;
     Trainer trainer(std::move(setup), config);

@@ -1,17 +1,17 @@
 #include "bench/bench_models.h"
 
 #include "probe/observed_sequential.h"
-#include "scenarios/scenario_setup.h"
+#include "scenarios/scenarios.h"
 
 #include <torch/torch.h>
 
 namespace nanscope {
 
-ScenarioSetup benchSetup(const std::string &model)
+RunSetup benchSetup(const std::string &model)
 {
     namespace nn = torch::nn;
     torch::manual_seed(7);
-    ScenarioSetup s;
+    RunSetup s;
     std::unique_ptr<ObservedSequential> m;
     if (model == "mlp") {
         m = stableModel();

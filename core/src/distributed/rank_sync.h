@@ -5,7 +5,7 @@
 // buffers, and now and then their parameters' checksums. Every rank reaches the same decision
 // from the same numbers.
 #include "distributed/rank_group.h"
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 
 #include <optional>
 #include <string>

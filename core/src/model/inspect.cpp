@@ -11,7 +11,7 @@ InspectReport inspectModel(const RunConfig &config)
 {
     if (config.modelPath.empty())
         throw std::invalid_argument("inspect needs a TorchScript file");
-    ScenarioSetup setup = buildModelSetup(config);
+    RunSetup setup = buildModelSetup(config);
     InspectReport report;
     report.loadMillis = setup.loadMillis;
     report.instrumentMillis = setup.instrumentMillis;

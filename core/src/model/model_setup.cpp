@@ -183,10 +183,10 @@ at::Tensor outputForInput(TorchScriptModel &model, const at::Tensor &x, const st
     return selectOutput(raw, selector);
 }
 
-ScenarioSetup buildModelSetup(const RunConfig &config, const Dataset *given)
+RunSetup buildModelSetup(const RunConfig &config, const Dataset *given)
 {
     torch::manual_seed(config.seed);
-    ScenarioSetup s;
+    RunSetup s;
     s.loss = parseLoss(config.loss);
     s.optimizer = OptimizerKind::AdamW;
     const auto t0 = std::chrono::steady_clock::now();

@@ -3,7 +3,7 @@
 // shape, or tensors from files) and its loss. Every mistake the user can make with the data gets
 // a one-line message saying what was expected, not a LibTorch trace.
 #include "nanscope/run_config.h"
-#include "scenarios/scenario_setup.h"
+#include "model_api/run_setup.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -16,7 +16,7 @@ class TorchScriptModel;
 
 // Throws ModelFileError for the file, std::invalid_argument for data, shapes and options. With
 // `given` data (a replay's batch) the configuration's data and targets are not read.
-ScenarioSetup buildModelSetup(const RunConfig &config, const Dataset *given = nullptr);
+RunSetup buildModelSetup(const RunConfig &config, const Dataset *given = nullptr);
 
 // Runs the model once on `x` (and its further inputs) without gradients, in eval mode, and returns
 // the output `selector` picks (model_output.h); a model that rejects `x` gives a message naming

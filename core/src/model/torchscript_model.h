@@ -3,7 +3,7 @@
 // probed forward runs an instrumented copy of its forward graph on the same module object (so
 // parameters, buffers and training mode are shared and nothing is cloned); the unprobed forward
 // is the module's own.
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 #include "model/model_inputs.h"
 #include "model/torchscript_instrument.h"
 #include "model/torchscript_node_trace.h"

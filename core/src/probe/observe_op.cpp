@@ -1,6 +1,6 @@
 #include "probe/observe_op.h"
 
-#include "training/autocast_scope.h"
+#include "model_api/autocast_scope.h"
 #include "probe/probe.h"
 
 #include <c10/util/Optional.h>

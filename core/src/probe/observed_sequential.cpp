@@ -1,6 +1,6 @@
 #include "probe/observed_sequential.h"
 
-#include "training/autocast_scope.h"
+#include "model_api/autocast_scope.h"
 #include "probe/probe.h"
 
 #include <torch/torch.h>

@@ -2,7 +2,7 @@
 // The demo models: a sequence of named children (paths as named_modules() spells them) that
 // reports each child's input and output to the probe. C++ modules have no forward hooks, so the
 // container does the observing.
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 #include "probe/probe.h"
 
 #include <torch/nn/module.h>

@@ -5,20 +5,6 @@
 
 namespace nanscope {
 
-const char *phaseName(Phase p)
-{
-    switch (p) {
-    case Phase::None: return "none";
-    case Phase::Input: return "input";
-    case Phase::Forward: return "forward";
-    case Phase::Loss: return "loss";
-    case Phase::Backward: return "backward";
-    case Phase::Parameter: return "parameter";
-    case Phase::Update: return "update";
-    }
-    return "none";
-}
-
 namespace {
 
 Origin at(const OriginInputs &in, Phase phase, int layer, bool produced)

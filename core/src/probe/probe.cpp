@@ -1,6 +1,6 @@
 #include "probe/probe.h"
 
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>

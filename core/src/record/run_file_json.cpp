@@ -27,14 +27,6 @@ double number(const Json &j, const char *key, double fallback)
 
 }  // namespace
 
-Phase phaseFrom(const std::string &name)
-{
-    for (Phase p : {Phase::Input, Phase::Forward, Phase::Loss, Phase::Backward, Phase::Parameter, Phase::Update})
-        if (name == phaseName(p))
-            return p;
-    return Phase::None;
-}
-
 std::string indexListText(const std::vector<std::int64_t> &v) { return v.empty() ? "" : Json(v).dump(); }
 
 std::vector<std::int64_t> indexListFrom(const std::string &text)
@@ -283,7 +275,7 @@ Origin originFrom(const Json &j)
     if (!j.is_object())
         return o;
     o.step = value(j, "step", -1);
-    o.phase = phaseFrom(value<std::string>(j, "phase", ""));
+    o.phase = phaseFromName(value<std::string>(j, "phase", ""));
     o.layer = value(j, "layer", -1);
     o.layerPath = value<std::string>(j, "layer_path", "");
     o.op = value<std::string>(j, "op", "");
@@ -344,31 +336,3 @@ RunSummary summaryFrom(const Json &j)
 }
 
 }  // namespace nanscope::record
-
-namespace nanscope {
-
-const char *eventKindId(EventKind k)
-{
-    switch (k) {
-    case EventKind::Info: return "info";
-    case EventKind::FirstNonFinite: return "first-nonfinite";
-    case EventKind::Recovery: return "recovery";
-    case EventKind::Rollback: return "rollback";
-    case EventKind::ControlChange: return "control-change";
-    case EventKind::Paused: return "paused";
-    case EventKind::Error: return "error";
-    case EventKind::Warning: return "warning";
-    }
-    return "info";
-}
-
-EventKind eventKindFromId(const std::string &name)
-{
-    for (EventKind k : {EventKind::FirstNonFinite, EventKind::Recovery, EventKind::Rollback, EventKind::ControlChange,
-                        EventKind::Paused, EventKind::Error, EventKind::Warning})
-        if (name == eventKindId(k))
-            return k;
-    return EventKind::Info;
-}
-
-}  // namespace nanscope

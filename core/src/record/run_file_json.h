@@ -31,6 +31,4 @@ Origin originFrom(const Json &j);
 Json summaryJson(const RunSummary &s);
 RunSummary summaryFrom(const Json &j);
 
-Phase phaseFrom(const std::string &name);  // the inverse of phaseName(); None for any other text
-
 }  // namespace nanscope::record

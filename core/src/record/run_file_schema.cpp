@@ -236,7 +236,7 @@ Origin readOrigin(const Statement &s, int first, int step, const std::vector<Lay
     Origin o;
     if (s.isNull(first))
         return o;
-    o.phase = phaseFrom(s.text(first));
+    o.phase = phaseFromName(s.text(first));
     o.step = step;
     o.layer = s.isNull(first + 1) ? -1 : int(s.integer(first + 1));
     if (o.layer >= 0 && o.layer < int(layers.size()))

@@ -3,7 +3,7 @@
 
 #include "record/chunk_rows.h"
 #include "record/run_file_json.h"
-#include "record/libtorch_version.h"
+#include "nanscope/version.h"
 #include "record/run_file_schema.h"
 #include "nanscope/run_recorder.h"
 
@@ -11,10 +11,6 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
-
-#ifndef NANSCOPE_VERSION
-#define NANSCOPE_VERSION "unknown"
-#endif
 
 namespace nanscope::record {
 
@@ -46,8 +42,8 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
         "model_sha256, device, precision, seed, config, controls, rank, world_size) VALUES "
         "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     run.bind(1, kRunFileFormatVersion)
-        .bind(2, std::string(NANSCOPE_VERSION))
-        .bind(3, libtorchVersion())
+        .bind(2, std::string(nanscopeVersion()))
+        .bind(3, std::string(libtorchVersion()))
         .bind(4, utcNow())
         .bindText(5, c.usesModelFile() ? std::string() : c.scenario)
         .bindText(6, c.modelPath)

@@ -3,7 +3,7 @@
 // subset of the batch is normalised differently from the step that failed. Held statistics undo
 // that: the whole batch's mean and variance, measured once, then used for every subset (the layer
 // in eval mode on them), so each row passes the layer as it did in the step.
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 
 #include <functional>
 #include <string>

@@ -4,7 +4,7 @@
 #include "nanscope/precision.h"
 #include "nanscope/run_recorder.h"
 #include "model/torchscript_loader.h"
-#include "scenarios/scenario_setup.h"
+#include "scenarios/scenarios.h"
 
 #include <torch/torch.h>
 
@@ -95,7 +95,7 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
         config.targetsPath.clear();
     }
     try {
-        ScenarioSetup setup = buildScenario(config, &batch);
+        RunSetup setup = buildRunSetup(config, &batch);
         regenerateWindow(setup.data, notes);
         trainer_ = std::make_unique<Trainer>(std::move(setup), config);
     } catch (const std::exception &e) {

@@ -4,7 +4,7 @@
 // the steps since the capsule's snapshot) run with the changes a replay tries.
 #include "nanscope/run_file.h"
 #include "replay/batch_statistics.h"
-#include "replay/capsule_codec.h"
+#include "capsule/capsule_codec.h"
 
 #include <memory>
 #include <string>

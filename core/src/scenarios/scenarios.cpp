@@ -1,6 +1,6 @@
 // The reference scenarios of docs/scenarios.md. Each one sets up a model, data and loss in
 // which LibTorch really computes the failure; nothing here scripts a result.
-#include "scenarios/scenario_setup.h"
+#include "scenarios/scenarios.h"
 
 #include "model/model_setup.h"
 #include "nanscope/scenario.h"
@@ -14,17 +14,6 @@
 namespace nanscope {
 
 namespace {
-
-Controls makeControls(double lr, std::optional<double> clip = {}, RecoveryPolicy policy = {},
-                      Precision precision = Precision::FP32)
-{
-    Controls c;
-    c.learningRate = lr;
-    c.clipNorm = clip;
-    c.recovery = policy;
-    c.precision = precision;
-    return c;
-}
 
 // exp() underflows to exactly 0 in float for logit gaps beyond ~104: softmax then holds zeros.
 struct RowL2NormImpl : torch::nn::Module {
@@ -63,9 +52,9 @@ namespace nn = torch::nn;
 
 // Each builder makes the scenario's model and fills in its data, loss and optimizer; the seed is
 // set before it runs. A builder throws std::invalid_argument for options it cannot honour.
-using ScenarioBuilder = std::unique_ptr<ObservedSequential> (*)(const RunConfig &, ScenarioSetup &);
+using ScenarioBuilder = std::unique_ptr<ObservedSequential> (*)(const RunConfig &, RunSetup &);
 
-std::unique_ptr<ObservedSequential> largeLrCe(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> largeLrCe(const RunConfig &, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("Linear");
     m->add("fc", nn::AnyModule(nn::Linear(100, 10)));
@@ -73,7 +62,7 @@ std::unique_ptr<ObservedSequential> largeLrCe(const RunConfig &, ScenarioSetup &
     return m;
 }
 
-std::unique_ptr<ObservedSequential> largeLrMse(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> largeLrMse(const RunConfig &, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("MLP");
     m->add("fc1", nn::AnyModule(nn::Linear(100, 32)));
@@ -87,7 +76,7 @@ std::unique_ptr<ObservedSequential> largeLrMse(const RunConfig &, ScenarioSetup 
 }
 
 // nan-input and safe-training share the poisoned data: one teaches the failure, one the recovery.
-std::unique_ptr<ObservedSequential> poisonedData(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> poisonedData(const RunConfig &, RunSetup &s)
 {
     auto m = stableModel();
     s.data = randomClassification(500, 100, 10);
@@ -97,7 +86,7 @@ std::unique_ptr<ObservedSequential> poisonedData(const RunConfig &, ScenarioSetu
     return m;
 }
 
-std::unique_ptr<ObservedSequential> logZero(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> logZero(const RunConfig &, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("SoftmaxClassifier");
     nn::Linear fc(100, 10);
@@ -112,7 +101,7 @@ std::unique_ptr<ObservedSequential> logZero(const RunConfig &, ScenarioSetup &s)
     return m;
 }
 
-std::unique_ptr<ObservedSequential> bnConstant(const RunConfig &config, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> bnConstant(const RunConfig &config, RunSetup &s)
 {
     const double eps = config.bnEps.value_or(0.0);
     if (eps < 0)
@@ -135,7 +124,7 @@ std::unique_ptr<ObservedSequential> bnConstant(const RunConfig &config, Scenario
     return m;
 }
 
-std::unique_ptr<ObservedSequential> sqrtBackward(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> sqrtBackward(const RunConfig &, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("NormRegressor");
     m->add("fc", nn::AnyModule(nn::Linear(nn::LinearOptions(100, 16).bias(false))));
@@ -151,7 +140,7 @@ std::unique_ptr<ObservedSequential> sqrtBackward(const RunConfig &, ScenarioSetu
 
 // A price regression whose targets were left in dollars (about 1e5): the MLP's output has to
 // grow past fp16's largest value, 65504, to fit them.
-std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("PriceMLP");
     m->add("fc1", nn::AnyModule(nn::Linear(16, 64)));
@@ -167,7 +156,7 @@ std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, ScenarioSetu
     return m;
 }
 
-std::unique_ptr<ObservedSequential> explodingDeep(const RunConfig &, ScenarioSetup &s)
+std::unique_ptr<ObservedSequential> explodingDeep(const RunConfig &, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("DeepMLP");
     for (int i = 0; i < 30; ++i) {
@@ -184,106 +173,40 @@ std::unique_ptr<ObservedSequential> explodingDeep(const RunConfig &, ScenarioSet
     return m;
 }
 
-struct ScenarioEntry {
-    ScenarioInfo info;
-    ScenarioBuilder build;
+// The builder of each scenario of the catalogue (contract/scenario_catalogue.cpp), by id: adding a
+// scenario is one entry there, one here, its lesson (resources/lessons/) and its test.
+const std::pair<const char *, ScenarioBuilder> kBuilders[] = {
+    {"large-lr-ce", largeLrCe},       {"large-lr-mse", largeLrMse},     {"nan-input", poisonedData},
+    {"log-zero", logZero},            {"bn-constant", bnConstant},      {"sqrt-backward", sqrtBackward},
+    {"exploding-deep", explodingDeep}, {"safe-training", poisonedData}, {"fp16-overflow", fp16Overflow},
 };
 
-// The registry: adding a scenario is one entry here, its lesson (resources/lessons/) and its test.
-const std::vector<ScenarioEntry> &registry()
+ScenarioBuilder builderOf(const std::string &id)
 {
-    static const std::vector<ScenarioEntry> table = {
-        {{"large-lr-ce", "Huge learning rate with cross-entropy: the loss oscillates but stays finite",
-          makeControls(100.0), 200},
-         largeLrCe},
-        {{"large-lr-mse", "Learning rate above 2/curvature on an MSE regression: divergence to Inf, then NaN",
-          makeControls(1.0), 100},
-         largeLrMse},
-        {{"nan-input", "A NaN and an Inf in the training data poison BatchNorm and then every weight",
-          makeControls(1e-3), 60},
-         poisonedData},
-        {{"log-zero", "log() of softmax probabilities that underflowed to exactly 0", makeControls(0.1), 30}, logZero},
-        {{"bn-constant", "BatchNorm with eps=0 over a feature that is constant across the batch: 0/0",
-          makeControls(0.1), 30},
-         bnConstant},
-        {{"sqrt-backward", "sqrt at exactly 0: a finite forward pass, NaN born in backward", makeControls(0.01), 30},
-         sqrtBackward},
-        {{"exploding-deep", "30-layer ReLU MLP with a too-large init: activations overflow deep in the net",
-          makeControls(1e-3), 10},
-         explodingDeep},
-        {{"safe-training", "The nan-input data trained with the full recovery policy: quarantine, clip, roll back",
-          makeControls(1e-3, 5.0, RecoveryPolicy::full()), 200},
-         poisonedData},
-        {{"fp16-overflow",
-          "Prices in dollars as fp16 regression targets: the loss scaler backs off, then outputs pass 65504",
-          makeControls(0.05, {}, {}, Precision::FP16), 100},
-         fp16Overflow},
-    };
-    return table;
-}
-
-const ScenarioEntry *findEntry(const std::string &id)
-{
-    for (const ScenarioEntry &e : registry())
-        if (e.info.id == id)
-            return &e;
+    for (const auto &[name, build] : kBuilders)
+        if (id == name)
+            return build;
     return nullptr;
 }
 
 }  // namespace
 
-const std::vector<ScenarioInfo> &scenarios()
-{
-    static const std::vector<ScenarioInfo> list = [] {
-        std::vector<ScenarioInfo> infos;
-        for (const ScenarioEntry &e : registry())
-            infos.push_back(e.info);
-        return infos;
-    }();
-    return list;
-}
-
-const ScenarioInfo *findScenario(const std::string &id)
-{
-    const ScenarioEntry *e = findEntry(id);
-    return e ? &e->info : nullptr;
-}
-
-ScenarioSetup buildScenario(const RunConfig &config, const Dataset *given)
+RunSetup buildRunSetup(const RunConfig &config, const Dataset *given)
 {
     if (config.usesModelFile())
         return buildModelSetup(config, given);
-    const ScenarioEntry *entry = findEntry(config.scenario);
-    if (!entry)
+    const ScenarioBuilder build = findScenario(config.scenario) ? builderOf(config.scenario) : nullptr;
+    if (!build)
         throw std::invalid_argument("unknown scenario '" + config.scenario + "'");
     torch::manual_seed(config.seed);
-    ScenarioSetup s;
-    std::unique_ptr<ObservedSequential> m = entry->build(config, s);
+    RunSetup s;
+    std::unique_ptr<ObservedSequential> m = build(config, s);
     if (m->layers().empty())
         m->finalize();
     s.model = std::move(m);
     if (config.batchSize > 0)
         s.batchSize = config.batchSize;
     return s;
-}
-
-at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor &target)
-{
-    namespace F = torch::nn::functional;
-    switch (kind) {
-    case LossKind::CrossEntropy:
-        if (output.dim() > 2)  // [batch, ..., classes]: classes along the last dimension
-            return F::cross_entropy(output.reshape({-1, output.size(-1)}), target.reshape({-1}));
-        return F::cross_entropy(output, target);
-    case LossKind::Mse: return F::mse_loss(output, target);
-    case LossKind::NegLogOfProbabilities: {
-        // -(t * log p) with one-hot t, as written by hand: 0 * log(0) = 0 * -Inf = NaN.
-        const at::Tensor oneHot = F::one_hot(target, output.size(1)).to(output.scalar_type());
-        return -(oneHot * torch::log(output)).sum(1).mean();
-    }
-    case LossKind::ModelOwn: return output.reshape({});
-    }
-    throw std::logic_error("unknown loss");
 }
 
 }  // namespace nanscope

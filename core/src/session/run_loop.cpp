@@ -1,8 +1,8 @@
 #include "session/run_loop.h"
 
 #include "distributed/rank_sync.h"
-#include "replay/capsule_codec.h"
-#include "scenarios/scenario_setup.h"
+#include "capsule/capsule_codec.h"
+#include "scenarios/scenarios.h"
 #include "training/trainer.h"
 
 #include <torch/torch.h>
@@ -62,7 +62,7 @@ void RunLoop::begin()
     torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
     if (config_.parallel.active() && config_.device == "cuda")
         useRankGpu(config_.parallel);  // before the model or the data reach a GPU
-    ScenarioSetup setup = buildScenario(config_);
+    RunSetup setup = buildRunSetup(config_);
     const std::vector<std::string> loadWarnings = std::move(setup.loadWarnings);
     trainer_ = std::make_unique<Trainer>(std::move(setup), config_);
     if (config_.parallel.active())

@@ -1,6 +1,6 @@
 #include "training/fault_injection.h"
 
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 
 #include <ATen/ATen.h>
 

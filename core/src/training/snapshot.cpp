@@ -1,6 +1,6 @@
 #include "training/snapshot.h"
 
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 
 #include <torch/optim/optimizer.h>
 #include <torch/serialize.h>

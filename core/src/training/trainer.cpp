@@ -1,6 +1,6 @@
 #include "training/trainer.h"
 
-#include "training/autocast_scope.h"
+#include "model_api/autocast_scope.h"
 #include "training/control_changes.h"
 #include "nanscope/precision.h"
 #include "probe/op_tracer.h"
@@ -56,7 +56,7 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSettings &
 
 }  // namespace
 
-Trainer::Trainer(ScenarioSetup setup, const RunConfig &config)
+Trainer::Trainer(RunSetup setup, const RunConfig &config)
     : config_(config), model_(std::move(setup.model)), data_(std::move(setup.data)), loss_(setup.loss),
       batchSize_(setup.batchSize), shuffler_(config.seed), snapshots_(std::size_t(std::max(1, config.snapshotRing)))
 {

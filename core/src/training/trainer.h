@@ -5,7 +5,7 @@
 #include "training/loss_scaler.h"
 #include "nanscope/run_config.h"
 #include "probe/probe.h"
-#include "scenarios/scenario_setup.h"
+#include "model_api/run_setup.h"
 #include "training/fault_injection.h"
 #include "training/snapshot.h"
 #include "training/update_meter.h"
@@ -56,7 +56,7 @@ inline std::uint64_t stepSeed(std::uint64_t runSeed, int step) { return runSeed 
 
 class Trainer {
 public:
-    Trainer(ScenarioSetup setup, const RunConfig &config);
+    Trainer(RunSetup setup, const RunConfig &config);
     ~Trainer();
 
     const std::vector<Layer> &layers() const { return model_->layers(); }

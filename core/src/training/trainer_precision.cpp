@@ -2,7 +2,7 @@
 // verdict on each step. The forward/backward itself lives in trainer.cpp.
 #include "training/trainer.h"
 
-#include "training/autocast_scope.h"
+#include "model_api/autocast_scope.h"
 #include "nanscope/precision.h"
 #include "health/tensor_health.h"
 

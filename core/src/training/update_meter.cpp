@@ -1,7 +1,7 @@
 #include "training/update_meter.h"
 
 #include "health/lane_sum.h"
-#include "model/model_adapter.h"
+#include "model_api/model_adapter.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>

@@ -2,7 +2,7 @@
 // A capsule in memory (the trainer's state before a step, and from the newest checked-finite
 // snapshot the batches that led to it) and its serialized form (nanscope/capsule.h).
 #include "nanscope/capsule.h"
-#include "record/libtorch_version.h"
+#include "nanscope/version.h"
 #include "training/snapshot.h"
 #include "training/trainer.h"
 

@@ -1,9 +1,8 @@
 #pragma once
-// Building a scenario's model, data, loss and optimizer choice (internal to the core).
+// What a run trains: the model, its data, the loss and the optimizer's kind, however it was built
+// (a built-in scenario, a user's model file, a benchmark model). Internal to the core.
+#include "model_api/model_adapter.h"
 #include "nanscope/optimizer.h"
-#include "nanscope/run_config.h"
-#include "model/model_adapter.h"
-#include "probe/observed_sequential.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -22,7 +21,7 @@ struct Dataset {
     std::vector<at::Tensor> side = {};  // a model file's further inputs, [N, ...] each
 };
 
-struct ScenarioSetup {
+struct RunSetup {
     std::unique_ptr<ModelAdapter> model;
     Dataset data;
     LossKind loss = LossKind::CrossEntropy;
@@ -34,16 +33,6 @@ struct ScenarioSetup {
     std::vector<std::string> loadWarnings;
 };
 
-// Throws std::invalid_argument for an unknown id or impossible options. A model file's run takes
-// `given` data instead of its configured data when there is some (a replay).
-ScenarioSetup buildScenario(const RunConfig &config, const Dataset *given = nullptr);
-
 at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor &target);
-
-// The default data of docs/scenarios.md: seeded N(0,1) inputs and labels.
-Dataset randomClassification(int samples, int features, int classes);
-
-// StableModel: Linear(100,64) BN ReLU Dropout(0.3) Linear(64,64) BN ReLU Dropout(0.3) Linear(64,10)
-std::unique_ptr<ObservedSequential> stableModel(double bnEps = 1e-5);
 
 }  // namespace nanscope

@@ -1,4 +1,4 @@
-#include "replay/capsule_codec.h"
+#include "capsule/capsule_codec.h"
 
 #include "model/torchscript_loader.h"
 #include "record/run_file_json.h"

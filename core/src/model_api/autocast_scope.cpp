@@ -1,4 +1,4 @@
-#include "training/autocast_scope.h"
+#include "model_api/autocast_scope.h"
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>

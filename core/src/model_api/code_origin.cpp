@@ -1,4 +1,4 @@
-#include "probe/code_origin.h"
+#include "model_api/code_origin.h"
 
 #include <unordered_map>
 #include <unordered_set>

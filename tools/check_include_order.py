@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Fails when a folder of core/src includes a folder above it, or a LibTorch-free room includes LibTorch.
+
+The rooms of the core, from the bottom up, are listed in ROOMS (docs/architecture.md says why each
+sits where it does). A file may include its own room's headers and those of rooms below it; an
+include of a room above is an upward include, and the folders would form a cycle again.
+
+Usage: check_include_order.py [CORE_SRC]   (default: core/src next to this script's folder)
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+# Bottom to top. contract and record must build without LibTorch.
+ROOMS = ["contract", "record", "health", "model_api", "probe", "training", "model", "scenarios",
+         "distributed", "capsule", "session", "replay", "bench"]
+WITHOUT_LIBTORCH = {"contract", "record"}
+LIBTORCH_HEADERS = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|caffe2)/')
+LOCAL_INCLUDE = re.compile(r'#\s*include\s*"([a-z_]+)/[^"]+"')
+
+
+def problems(src: Path) -> list[str]:
+    """Every upward include and every LibTorch include of a LibTorch-free room, one line each."""
+    found = []
+    rank = {room: i for i, room in enumerate(ROOMS)}
+    folders = sorted(p.name for p in src.iterdir() if p.is_dir())
+    for folder in folders:
+        if folder not in rank:
+            found.append(f"{src / folder}: a folder of no room (add it to ROOMS and docs/architecture.md)")
+    for path in sorted(src.glob("*/*")):
+        room = path.parent.name
+        if room not in rank or path.suffix not in (".h", ".cpp"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{path}:{number}"
+            included = LOCAL_INCLUDE.match(line.strip())
+            if included and included.group(1) in rank and rank[included.group(1)] > rank[room]:
+                found.append(f"{where}: {room}/ includes {included.group(1)}/, a room above it")
+            if room in WITHOUT_LIBTORCH and LIBTORCH_HEADERS.match(line.strip()):
+                found.append(f"{where}: {room}/ includes LibTorch, which it must build without")
+    return found
+
+
+def main() -> int:
+    src = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "core" / "src"
+    if not src.is_dir():
+        print(f"{src}: no such folder", file=sys.stderr)
+        return 2
+    found = problems(src)
+    for line in found:
+        print(line)
+    print(f"{len(found)} problems in {src}" if found else f"the rooms of {src} include only rooms below them")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
