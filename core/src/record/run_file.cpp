@@ -3,6 +3,7 @@
 #include "nanscope/run_file.h"
 
 #include "record/chunk_rows.h"
+#include "record/run_file_checks.h"
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
@@ -83,17 +84,8 @@ RunFile::RunFile(const std::string &path) : d_(std::make_unique<Impl>())
         throw RunFileError(path + ": not a NaNScope run file (no format version)");
     d_->readRunRow();
     d_->hasChunks = record::hasChunkTables(db);
-    record::Statement s = db.prepare("SELECT id, path, type, parent FROM layers ORDER BY id");
-    while (s.step()) {
-        Layer l;
-        l.id = int(s.integer(0));
-        l.path = s.text(1);
-        l.type = s.text(2);
-        l.parent = s.isNull(3) ? -1 : int(s.integer(3));
-        if (l.id != int(d_->layers.size()))
-            throw RunFileError(path + ": the file is damaged (layer ids are not 0, 1, 2, ...)");
-        d_->layers.push_back(l);
-    }
+    d_->layers = record::readCheckedLayers(db, path);
+    record::checkStepNumbers(db, path);
 }
 
 RunFile::~RunFile() = default;
