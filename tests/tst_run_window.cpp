@@ -9,6 +9,7 @@
 #include "widgets/rank_step_view.h"
 #include "widgets/replay_view.h"
 #include "window/main_window.h"
+#include "window/replay_runner.h"
 
 #include "nanscope/capsule.h"
 #include "nanscope/run_file.h"
@@ -60,6 +61,7 @@ private slots:
     void everyCorpusFileOpensOrGetsAMessageBox_data();
     void everyCorpusFileOpensOrGetsAMessageBox();
     void replayThisStepShowsTheVerdict();
+    void aReplayOfARunClosedIsDropped();
     void saveThisStepKeepsACapsule();
     void aJobFolderOpensWithARankSelector();
     void aRecordedJobShowsWhichRankWentFirst();
@@ -307,6 +309,29 @@ void TestRunWindow::replayThisStepShowsTheVerdict()
     QVERIFY(std::any_of(rows.begin(), rows.end(), [](const QString &r) {
         return r.startsWith(QStringLiteral("lr=0.5 | the step | non-finite"));
     }));
+}
+
+// A replay still computing when the run it replays is closed reports nothing to the next run.
+void TestRunWindow::aReplayOfARunClosedIsDropped()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("large-lr-mse"));
+    live.setSteps(12);
+    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    ReplayView *view = opened.originPanel()->replay();
+    QSignalSpy dropped(opened.replayRunner(), &ReplayRunner::discarded);
+    QSignalSpy finished(opened.replayRunner(), &ReplayRunner::finished);
+    view->findChild<QPushButton *>(QStringLiteral("replayStep"))->click();
+    QVERIFY(opened.replayRunner()->running());
+    opened.closeRun();  // back to training live, while the replay computes
+    QVERIFY(!opened.replayRunner()->running());
+    QVERIFY(dropped.wait(60000));
+    QCOMPARE(finished.count(), 0);
+    QVERIFY2(view->verdictText().isEmpty(), qPrintable(view->verdictText()));
+    QVERIFY(!opened.showingRecordedRun());
 }
 
 void TestRunWindow::saveThisStepKeepsACapsule()

@@ -2,7 +2,6 @@
 
 #include "widgets/learning_rate_edit.h"
 #include "widgets/optimizer_edit.h"
-#include "window/model_opener.h"
 
 #include "nanscope/devices.h"
 #include "nanscope/precision.h"

@@ -18,6 +18,22 @@
 
 namespace nanscope {
 
+QString describeModelInput(const ModelInputChoice &input)
+{
+    QString data = input.shape.empty()
+                       ? QObject::tr("inputs %1").arg(QFileInfo(input.inputsPath).fileName()) +
+                             (input.targetsPath.isEmpty()
+                                  ? QString()
+                                  : QObject::tr(", targets %1").arg(QFileInfo(input.targetsPath).fileName()))
+                       : QObject::tr("synthetic %1").arg(QString::fromStdString(formatInputShape(input.shape))) +
+                             (input.tokenIds ? QObject::tr(" token ids") : QString());
+    for (const SideInput &side : input.sideInputs)
+        data += QStringLiteral(" + ") + QString::fromStdString(formatShapedInput({side.shape, side.dtype}));
+    if (!input.output.isEmpty())
+        data += QObject::tr(", output %1").arg(input.output);
+    return data + QStringLiteral(", ") + input.loss;
+}
+
 namespace {
 
 QWidget *fileRow(QLineEdit *edit, const QString &title, QWidget *parent)

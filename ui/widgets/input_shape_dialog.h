@@ -31,6 +31,9 @@ struct ModelInputChoice {
     QString output;                     // the output trained on: a position or key; empty: the first tensor
 };
 
+// "synthetic 8x3x64x64, cross-entropy" or "inputs x.pt, targets y.pt, mse".
+QString describeModelInput(const ModelInputChoice &input);
+
 class InputShapeDialog final : public QDialog {
     Q_OBJECT
 public:

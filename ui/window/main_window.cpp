@@ -5,6 +5,7 @@
 #include "models/layer_tree_model.h"
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
+#include "window/replay_runner.h"
 #include "widgets/nan_map_view.h"
 #include "widgets/origin_panel.h"
 #include "widgets/plot_panel.h"
@@ -214,7 +215,7 @@ void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 
 bool MainWindow::startRun()
 {
-    if (recorded_)
+    if (!controller_.capabilities().start)
         return false;  // a recorded run is watched; File › Close run trains live again
     recordLiveRun();
     QString error;
@@ -231,6 +232,7 @@ bool MainWindow::startRun()
 void MainWindow::resetRun()
 {
     controller_.discardCurrentRun();
+    replayRunner_->cancel();  // a replay of the run shown before must not land on the next
     stopRecording();
     store_.reset({});
     plots_->clear();
@@ -245,6 +247,7 @@ void MainWindow::resetRun()
 
 void MainWindow::onRunBegun(int)
 {
+    replayRunner_->cancel();
     store_.reset(controller_.layers());
     plots_->clear();
     map_->clear();
@@ -359,7 +362,7 @@ void MainWindow::updateStatus()
         stepsPerSecond_ = rateSteps_ * 1000.0 / double(rateClock_.restart());
         rateSteps_ = 0;
     }
-    stateLabel_->setText(recorded_ && state_ == SessionState::Running ? tr("following")
+    stateLabel_->setText(showingRecordedRun() && state_ == SessionState::Running ? tr("following")
                                                                       : QString::fromLatin1(sessionStateName(state_)));
     stepLabel_->setText(lastRecord_ ? tr("step %1").arg(lastRecord_->step) : tr("no steps"));
     rateLabel_->setText(tr("%1 steps/s").arg(stepsPerSecond_, 0, 'f', stepsPerSecond_ < 10 ? 1 : 0));

@@ -67,7 +67,9 @@ public:
     RankStepView *rankView() const { return rankView_; }  // the job's rank x layer view of a step
     void setOpenChunkedAbove(int steps) { openChunkedAbove_ = steps; }
     void closeRun();  // back to training live
-    bool showingRecordedRun() const { return recorded_; }
+    // The source is watched, not trained here (a run file, a job's rank, pushed records): it cannot
+    // start a run, so the controls are read-only and File › Close run trains live again.
+    bool showingRecordedRun() const { return !controller_.capabilities().start; }
     // The run file of what the window shows: the one opened, or the one it records a live run into.
     QString runFile() const { return runFile_; }
     bool saveRunAs(const QString &path, QString *error);
@@ -86,6 +88,7 @@ public:
     OriginPanel *originPanel() const { return origin_; }
     LessonPane *lessonPane() const { return lesson_; }
     ModelOpener *modelOpener() const { return modelOpener_; }
+    ReplayRunner *replayRunner() const { return replayRunner_; }
     QAction *action(const QString &objectName) const;
     QCustomPlot *lossPlot() const;
     int recordsShown() const { return int(store_.stepsSeen()); }
@@ -168,7 +171,6 @@ private:
     QFont normalFont_;
     std::unique_ptr<RunRecorder> recorder_;  // of the live run, observing the controller's source
     QString runFile_;
-    bool recorded_ = false;  // the source is a run file
     QMenu *recentMenu_ = nullptr;
     ReplayRunner *replayRunner_ = nullptr;
 };

@@ -145,13 +145,13 @@ void MainWindow::updateActions()
     // A source that cannot be steered (a recorded run) keeps these off whatever its state.
     const RunCapabilities can = controller_.capabilities();
     const bool active = state_ == SessionState::Running || state_ == SessionState::Paused;
-    action(QStringLiteral("start"))->setEnabled(can.start && !recorded_);
+    action(QStringLiteral("start"))->setEnabled(can.start);
     action(QStringLiteral("pause"))->setEnabled(can.steer && state_ == SessionState::Running);
     action(QStringLiteral("resume"))->setEnabled(can.steer && state_ == SessionState::Paused);
     action(QStringLiteral("step"))->setEnabled(can.steer && active);
     action(QStringLiteral("stop"))->setEnabled(can.steer && active);
     action(QStringLiteral("rollback"))->setEnabled(can.rollback && active);
-    action(QStringLiteral("saveStep"))->setEnabled(can.steer && active && recorder_);
+    action(QStringLiteral("saveStep"))->setEnabled(can.capsules && active && recorder_);
 }
 
 bool MainWindow::exportCsv(const QString &path, QString *error)

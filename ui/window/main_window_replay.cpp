@@ -22,7 +22,7 @@ void MainWindow::buildReplay()
 
 void MainWindow::saveStep()
 {
-    if (!recorder_ || !controller_.source().requestCapsule()) {
+    if (!recorder_ || !controller_.capabilities().capsules || !controller_.requestCapsule()) {
         statusBar()->showMessage(tr("Only a live run recorded into a run file keeps capsules"), 5000);
         return;
     }

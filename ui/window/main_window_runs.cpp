@@ -179,12 +179,11 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
     }
     const RunFileInfo info = run->info();
     stopRecording();
-    if (!recorded_) {  // the live settings come back with File › Close run
+    if (!showingRecordedRun()) {  // the live settings come back with File › Close run
         QSettings settings;
         controls_->saveSettings(settings);
     }
     controller_.setSource(std::move(run));
-    recorded_ = true;
     runFile_ = path;
     controls_->showRunConfig(info.config);
     applyRecordedRunLook();
@@ -204,21 +203,21 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
 
 void MainWindow::applyRecordedRunLook()
 {
-    controls_->setEnabled(!recorded_);
-    controls_->setToolTip(recorded_ ? tr("A recorded run: its controls were applied when it ran and cannot "
+    const bool watched = showingRecordedRun();
+    controls_->setEnabled(!watched);
+    controls_->setToolTip(watched ? tr("A recorded run: its controls were applied when it ran and cannot "
                                          "change it now. File › Close run trains live again.")
                                     : QString());
-    setWindowTitle(recorded_ ? tr("NaNScope — %1").arg(QFileInfo(runFile_).fileName()) : QStringLiteral("NaNScope"));
+    setWindowTitle(watched && !runFile_.isEmpty() ? tr("NaNScope — %1").arg(QFileInfo(runFile_).fileName()) : QStringLiteral("NaNScope"));
     if (QAction *a = action(QStringLiteral("closeRun")))
-        a->setEnabled(recorded_);
+        a->setEnabled(watched);
 }
 
 void MainWindow::closeRun()
 {
-    if (!recorded_)
+    if (!showingRecordedRun())
         return;
     controller_.setSource(nullptr);
-    recorded_ = false;
     runFile_.clear();
     leaveJob();
     applyRecordedRunLook();

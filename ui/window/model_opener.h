@@ -27,9 +27,6 @@ ModelFileCheck checkModelFile(const QString &path);
 // The one local TorchScript file (.pt, .pth, .ts, .zip, .ptl) in a drag, or empty.
 QString modelPathIn(const QMimeData *mime);
 
-// "synthetic 8x3x64x64, cross-entropy" or "inputs x.pt, targets y.pt, mse".
-QString describeModelInput(const ModelInputChoice &input);
-
 // The lesson pane's page for a model: what was loaded and how NaNScope will feed it.
 QString modelPageMarkdown(const QString &path, const ModelInputChoice &input, const QString &guessNote);
 

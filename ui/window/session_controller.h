@@ -37,6 +37,7 @@ public:
     void stepOnce(int count = 1) { source_->stepOnce(count); }
     void stop() { source_->stop(); }
     void requestRollback() { source_->requestRollback(); }
+    bool requestCapsule() { return source_->requestCapsule(); }
     void decidePausedStep(PausedStepDecision decision) { source_->decidePausedStep(decision); }
     void setControls(const Controls &controls) { source_->setControls(controls); }
     Controls controls() const { return source_->controls(); }
@@ -48,7 +49,6 @@ public:
     // Replaces the source (a recorded run instead of the live session, or back): the old one is
     // stopped and nothing it still delivers arrives. Null: a new live Session.
     void setSource(std::unique_ptr<RunSource> source);
-    RunSource &source() { return *source_; }
     // Another observer of the source (the window's recorder): called on the source's thread.
     void addObserver(RunObserver *observer) { source_->addObserver(observer); }
     void removeObserver(RunObserver *observer) { source_->removeObserver(observer); }

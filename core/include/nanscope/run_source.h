@@ -46,8 +46,9 @@ struct RunCapabilities {
     bool steer = false;     // pause, resume, step, stop, and decisions on a paused step
     bool controls = false;  // setControls() applies at the next step boundary
     bool rollback = false;  // requestRollback() restores a checked-finite snapshot
+    bool capsules = false;  // requestCapsule() keeps a step's trainer state (the source computes steps)
 
-    static RunCapabilities all() { return {true, true, true, true}; }
+    static RunCapabilities all() { return {true, true, true, true, true}; }
     static RunCapabilities none() { return {}; }
 };
 
@@ -70,7 +71,7 @@ public:
     virtual void stop() = 0;
     virtual void requestRollback() = 0;  // restore the newest checked-finite snapshot
     // Saves a capsule (capsule.h) of the paused step, or else of the next step computed; false
-    // when this source computes no steps.
+    // when this source computes no steps (capabilities().capsules is false).
     virtual bool requestCapsule() { return false; }
     virtual void decidePausedStep(PausedStepDecision decision) = 0;
     virtual void setControls(const Controls &controls) = 0;  // applied at the next step boundary

@@ -104,21 +104,22 @@ void RunLoop::trainSteps()
         takeCapsuleIfDue(*record);
         precision_ = controls.precision;
         if (ranks_) {  // a job decides together, never pauses
-            if (!applyAcrossRanks(record))
+            if (!applyAcrossRanks(std::move(record)))
                 return;
             continue;
         }
 
+        const int step = record->step;
         const Outcome outcome =
-            record->failed() && controls.pauseOnNonFinite ? pauseForDecision(record) : Outcome::Apply;
+            record->failed() && controls.pauseOnNonFinite ? pauseForDecision(*record) : Outcome::Apply;
         switch (outcome) {
         case Outcome::Apply:
-            if (!applyAndPublish(record))
+            if (!applyAndPublish(std::move(record)))
                 return;
             break;
         case Outcome::Skip:
-            discardAndPublish(record, "batch skipped");
-            raise({EventKind::Recovery, record->step, -1, "batch skipped"});
+            discardAndPublish(std::move(record), "batch skipped");
+            raise({EventKind::Recovery, step, -1, "batch skipped"});
             break;
         case Outcome::Retry:  // the same batch again: this record is superseded, never published
             trainer_->discardStep(*record, true);
@@ -126,7 +127,7 @@ void RunLoop::trainSteps()
             retry_ = true;
             break;
         case Outcome::Stopped:  // the step stays unapplied, and counts
-            discardAndPublish(record, "stopped while paused: the update was not applied");
+            discardAndPublish(std::move(record), "stopped while paused: the update was not applied");
             return;
         }
     }
@@ -245,19 +246,19 @@ void RunLoop::saveCapsule(const StepRecord &record, const char *reason)
     raise({EventKind::Info, record.step, -1, text.str()});
 }
 
-RunLoop::Outcome RunLoop::pauseForDecision(const std::shared_ptr<StepRecord> &record)
+RunLoop::Outcome RunLoop::pauseForDecision(const StepRecord &record)
 {
-    Event paused{EventKind::Paused, record->step, record->origin.layer, record->origin.explanation};
-    paused.origin = record->origin;
+    Event paused{EventKind::Paused, record.step, record.origin.layer, record.origin.explanation};
+    paused.origin = record.origin;
     raise(paused);
     setState(SessionState::Paused);
-    pausedRecord_ = record;
+    pausedRecord_ = &record;
     const std::optional<PausedStepDecision> decision = waitForDecision();
-    pausedRecord_.reset();
+    pausedRecord_ = nullptr;
     if (!decision)
         return Outcome::Stopped;
     // The user may have changed the controls while looking at the paused step.
-    applyControls(liveControls(), record->step);
+    applyControls(liveControls(), record.step);
     bool stillPaused;
     {
         std::lock_guard<std::mutex> lock(link_.mutex);
@@ -297,37 +298,38 @@ std::optional<PausedStepDecision> RunLoop::waitForDecision()
     return link_.decision;
 }
 
-bool RunLoop::applyAndPublish(const std::shared_ptr<StepRecord> &record)
+bool RunLoop::applyAndPublish(std::shared_ptr<StepRecord> record)
 {
     std::vector<Event> events;
     std::string stopReason;
     trainer_->applyStep(*record, events, stopReason);
-    publish(record);
+    const StepRecordPtr published = publish(std::move(record));
     for (const Event &e : events)
         raise(e);
     if (stopReason.empty())
         return true;
     summary_.stoppedByPolicy = true;
-    raise({EventKind::Error, record->step, -1, stopReason});
+    raise({EventKind::Error, published->step, -1, stopReason});
     return false;
 }
 
-void RunLoop::discardAndPublish(const std::shared_ptr<StepRecord> &record, const std::string &why)
+void RunLoop::discardAndPublish(std::shared_ptr<StepRecord> record, const std::string &why)
 {
     trainer_->discardStep(*record, false);
     record->why = why;
-    publish(record);
+    publish(std::move(record));
 }
 
 // The record is final from here on: observers on other threads read it while the loop goes on.
-void RunLoop::publish(const std::shared_ptr<StepRecord> &record)
+StepRecordPtr RunLoop::publish(std::shared_ptr<StepRecord> record)
 {
-    account(*record);
-    const StepRecordPtr published = record;
+    const StepRecordPtr published = std::move(record);
+    account(*published);
     link_.notify([&published](RunObserver &o) { o.stepRecorded(published); });
     // Once applied: the update ratios of this step's update are in the record.
-    for (Event &warning : forecast_.add(*record, precision_, trainer_->precisionLabel()))
+    for (Event &warning : forecast_.add(*published, precision_, trainer_->precisionLabel()))
         raise(std::move(warning));
+    return published;
 }
 
 void RunLoop::account(const StepRecord &record)

@@ -59,17 +59,19 @@ private:
     void takeCapsuleIfDue(const StepRecord &record);
     void saveCapsule(const StepRecord &record, const char *reason);
     bool takeCapsuleRequest();
-    Outcome pauseForDecision(const std::shared_ptr<StepRecord> &record);
+    Outcome pauseForDecision(const StepRecord &record);
     std::optional<PausedStepDecision> waitForDecision();
     // Recovery, clipping and the update, then the record; false when the policy stopped the run.
-    bool applyAndPublish(const std::shared_ptr<StepRecord> &record);
-    void discardAndPublish(const std::shared_ptr<StepRecord> &record, const std::string &why);
-    void publish(const std::shared_ptr<StepRecord> &record);
+    // A record is published by moving the loop's last mutable reference in: from then on it is
+    // const for everyone, observers on other threads included.
+    bool applyAndPublish(std::shared_ptr<StepRecord> record);
+    void discardAndPublish(std::shared_ptr<StepRecord> record, const std::string &why);
+    StepRecordPtr publish(std::shared_ptr<StepRecord> record);
     // A data-parallel job's step (run_loop_ranks.cpp): the ranks compare their maps, then skip the
     // step everywhere or average the gradients of the finite ones, apply and publish; false when
     // the policy stopped the run.
     void joinRanks();
-    bool applyAcrossRanks(const std::shared_ptr<StepRecord> &record);
+    bool applyAcrossRanks(std::shared_ptr<StepRecord> record);
     void compareRankParameters(int step, bool final);
     void account(const StepRecord &record);
     void finish();
@@ -89,7 +91,7 @@ private:
     std::vector<int> perLayer_;
     double activeMillis_ = 0;
     bool retry_ = false;
-    std::shared_ptr<StepRecord> pausedRecord_;  // while waiting for a decision on it
+    const StepRecord *pausedRecord_ = nullptr;  // while waiting for a decision on it
     bool failureCapsuled_ = false;
     bool faultReported_ = false;
 };

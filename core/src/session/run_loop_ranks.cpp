@@ -24,21 +24,21 @@ void RunLoop::joinRanks()
     raise({EventKind::Info, 0, -1, who(job.rank) + ": collectives over " + ranks_->backendName()});
 }
 
-bool RunLoop::applyAcrossRanks(const std::shared_ptr<StepRecord> &record)
+bool RunLoop::applyAcrossRanks(std::shared_ptr<StepRecord> record)
 {
     std::vector<Event> events;
     std::string stopReason;
     nanscope::stepAcrossRanks(*trainer_, *ranks_, *record, config_.parallel.onBadRank, events, stopReason);
-    publish(record);
+    const StepRecordPtr published = publish(std::move(record));
     for (const Event &e : events)
         raise(e);
     const int every = config_.parallel.checkEvery;
-    if (every > 0 && (record->step + 1) % every == 0)
-        compareRankParameters(record->step, false);
+    if (every > 0 && (published->step + 1) % every == 0)
+        compareRankParameters(published->step, false);
     if (stopReason.empty())
         return true;
     summary_.stoppedByPolicy = true;
-    raise({EventKind::Error, record->step, -1, stopReason});
+    raise({EventKind::Error, published->step, -1, stopReason});
     return false;
 }
 
