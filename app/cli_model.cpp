@@ -2,6 +2,7 @@
 
 #include "cli_args.h"
 #include "cli_json.h"
+#include "nanscope/health_kinds.h"
 #include "nanscope/input_shape.h"
 #include "nanscope/inspect.h"
 
@@ -79,12 +80,10 @@ void printJson(const InspectReport &r, std::ostream &out)
     Json layers = Json::array();
     for (const Layer &l : r.layers) {
         const LayerHealth &h = r.record.layers[l.id];
-        layers.push_back(Json{{"path", l.path},
-                              {"type", l.type},
-                              {"forward", healthJson(h.forward)},
-                              {"grad", healthJson(h.grad)},
-                              {"params", healthJson(h.params)},
-                              {"param_grads", healthJson(h.paramGrads)}});
+        Json layer{{"path", l.path}, {"type", l.type}};
+        for (const HealthKindInfo &kind : kHealthKinds)
+            layer[kind.id] = healthJson(h.*kind.member);
+        layers.push_back(std::move(layer));
     }
     Json state = Json::array();
     for (const NonFiniteState &s : r.nonFiniteState)

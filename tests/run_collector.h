@@ -55,6 +55,17 @@ struct RunCollector final : nanscope::RunObserver {
     }
 };
 
+// A run that hung or never reported its end carries an error, so that no check of an empty
+// summary ("no non-finite step") passes for a run that did not happen.
+inline void noteUnfinished(RunCollector &c, bool ended)
+{
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (!ended && c.summary.error.empty())
+        c.summary.error = "the run did not end within 300 s";
+    else if (!c.finished && c.summary.error.empty())
+        c.summary.error = "the run never reported its end";
+}
+
 // Runs `config` to completion on a fresh session.
 #include <memory>
 inline std::unique_ptr<RunCollector> runToEnd(const nanscope::RunConfig &config)
@@ -64,7 +75,7 @@ inline std::unique_ptr<RunCollector> runToEnd(const nanscope::RunConfig &config)
     session.addObserver(c.get());
     std::string error;
     if (session.start(config, &error))
-        session.wait(300000);
+        noteUnfinished(*c, session.wait(300000));
     else
         c->summary.error = error;
     session.removeObserver(c.get());

@@ -46,7 +46,7 @@ inline std::unique_ptr<RunCollector> recordRun(const RunConfig &config, const st
     }
     if (during)
         during(session);
-    session.wait(300000);
+    noteUnfinished(*c, session.wait(300000));
     session.removeObserver(c.get());
     session.removeObserver(&recorder);
     recorder.close();

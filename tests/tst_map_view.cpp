@@ -153,7 +153,7 @@ void TestMapView::aClosedModuleShowsItsWorstCell()
     QCOMPARE(worstMember(data, magnitude, rows[2], 1, &value), 7);
     QCOMPARE(value, std::log10(8.0));
     // A row whose members observed nothing has no worst member.
-    const MapView params{MapKind::Parameters, MapMeasure::NonFinite, Precision::FP32};
+    const MapView params{MapKind::Params, MapMeasure::NonFinite, Precision::FP32};
     QCOMPARE(worstMember(data, params, rows[2], 0, &value), -1);
     QVERIFY(std::isnan(value));
 }

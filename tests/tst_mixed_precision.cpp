@@ -164,7 +164,10 @@ void TestMixedPrecision::widerFormatsStayFinite()
 {
     QFETCH(int, precision);
     QFETCH(QString, label);
-    const auto run = runToEnd(fp16Overflow(Precision(precision)));
+    const RunConfig config = fp16Overflow(Precision(precision));
+    const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, findScenario(config.scenario)->defaultSteps);
     QCOMPARE(QString::fromStdString(run->summary.precision), label);
     QCOMPARE(run->summary.firstNonFiniteStep, -1);
     QCOMPARE(run->summary.skippedSteps, 0);
@@ -187,6 +190,8 @@ void TestMixedPrecision::lowerInitialScaleSkipsNoFirstStep()
     config.controls->lossScaling.initialScale = 0.25;
     config.steps = 2;
     const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 2);
     QCOMPARE(run->records.size(), std::size_t(2));
     for (const auto &r : run->records) {
         QVERIFY(!r->skipped);

@@ -203,10 +203,10 @@ void TestRunStore::mapKeepsTheWorstCellOfAMergedColumn()
     QCOMPARE(bad.fraction(), 0.4);
     QCOMPARE(map.cell(MapKind::Forward, 1, 0).nonFinite(), std::int64_t(0));
     QVERIFY(map.cell(MapKind::Forward, 1, 0).present);
-    QVERIFY(!map.cell(MapKind::Parameters, 1, 0).present);  // nothing observed there
+    QVERIFY(!map.cell(MapKind::Params, 1, 0).present);  // nothing observed there
     QCOMPARE(mapColourValue(bad), 0.2 + 0.8 * 0.4);
     QCOMPARE(mapColourValue(map.cell(MapKind::Forward, 0, 0)), 0.0);
-    QVERIFY(std::isnan(mapColourValue(map.cell(MapKind::Gradient, 0, 0))));
+    QVERIFY(std::isnan(mapColourValue(map.cell(MapKind::Grad, 0, 0))));
 }
 
 void TestRunStore::mapFindsTheColumnOfAStep()

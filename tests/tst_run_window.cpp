@@ -117,7 +117,7 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     }
     QCOMPARE(b.map().columnCount(), a.map().columnCount());
     QCOMPARE(b.map().layerCount(), a.map().layerCount());
-    for (MapKind k : {MapKind::Forward, MapKind::Gradient, MapKind::Parameters})
+    for (MapKind k : {MapKind::Forward, MapKind::Grad, MapKind::Params})
         for (int c = 0; c < a.map().columnCount(); ++c)
             for (int l = 0; l < a.map().layerCount(); ++l) {
                 const MapCell &x = a.map().cell(k, c, l), &y = b.map().cell(k, c, l);

@@ -155,6 +155,7 @@ void TestScenarios::largeLrCeStaysFinite()
     RunConfig config;
     config.scenario = "large-lr-ce";
     const auto run = runToEnd(config);
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
     QCOMPARE(run->summary.stepsRun, 200);
     QCOMPARE(run->summary.firstNonFiniteStep, -1);
     double peak = 0;
@@ -202,7 +203,8 @@ void TestScenarios::bnConstantWithDefaultEpsIsFinite()
     config.steps = 10;
     config.bnEps = 1e-5;
     const auto run = runToEnd(config);
-    QVERIFY(run->summary.error.empty());
+    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
+    QCOMPARE(run->summary.stepsRun, 10);
     QCOMPARE(run->summary.firstNonFiniteStep, -1);
 }
 

@@ -194,7 +194,7 @@ void LayerTreeModel::addChunks(const QVector<StepChunkPtr> &chunks)
             // A layer bad at one step and born at another: both marks, the earlier step first. A
             // chunk keeps its worst parameter step, not its first.
             Node &n = nodes_[i];
-            const MapCell &params = part.cells[std::size_t(MapKind::Parameters)];  // LayerHealth order
+            const MapCell &params = part.cells[std::size_t(MapKind::Params)];  // LayerHealth order
             std::vector<std::pair<int, Marks>> marks;
             if (part.firstNonFinite >= 0)
                 marks.push_back({part.firstNonFinite, Marks{true, false, false}});

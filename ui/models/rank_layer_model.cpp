@@ -1,20 +1,12 @@
 #include "models/rank_layer_model.h"
 
+#include "nanscope/health_kinds.h"
+
 #include <QFont>
 
 namespace nanscope {
 
 namespace {
-
-// The rows of a layer's cell: each kind of health a rank measured before the all-reduce.
-struct Kind {
-    const char *name;
-    TensorHealth LayerHealth::*health;
-};
-constexpr Kind kKinds[] = {{"forward", &LayerHealth::forward},
-                           {"gradient", &LayerHealth::grad},
-                           {"weights", &LayerHealth::params},
-                           {"weight gradients", &LayerHealth::paramGrads}};
 
 QString counts(const TensorHealth &h)
 {
@@ -142,10 +134,10 @@ QString RankLayerModel::cellText(int row, int column) const
         text = counts(r.lossHealth);
     } else if (std::size_t(layer) < r.layers.size()) {
         // The first kind that went non-finite, in the order the step computes them.
-        for (const Kind &k : kKinds) {
-            const TensorHealth &h = r.layers[std::size_t(layer)].*k.health;
+        for (const HealthKindInfo &k : kHealthKinds) {  // each kind a rank measured before the all-reduce
+            const TensorHealth &h = r.layers[std::size_t(layer)].*k.member;
             if (h.hasNonFinite()) {
-                text = QStringLiteral("%1: %2").arg(QString::fromLatin1(k.name), counts(h));
+                text = QStringLiteral("%1: %2").arg(tr(k.label), counts(h));
                 break;
             }
         }
@@ -167,9 +159,8 @@ QString RankLayerModel::cellToolTip(int row, int column) const
     else if (layer == kLossRow)
         lines << tr("loss: %1").arg(healthSummary(r.lossHealth));
     else if (std::size_t(layer) < r.layers.size())
-        for (const Kind &k : kKinds)
-            lines << QStringLiteral("%1: %2").arg(QString::fromLatin1(k.name),
-                                                  healthSummary(r.layers[std::size_t(layer)].*k.health));
+        for (const HealthKindInfo &k : kHealthKinds)
+            lines << QStringLiteral("%1: %2").arg(tr(k.label), healthSummary(r.layers[std::size_t(layer)].*k.member));
     if (bornAt(row, column)) {
         lines << tr("Born here on this rank: %1").arg(QString::fromStdString(r.origin.explanation));
         if (!r.origin.op.empty())

@@ -87,7 +87,7 @@ double mapValue(const NanMapData &data, const MapView &view, int column, int lay
         return std::isinf(r) ? kNonFiniteValue : log10OrZeroValue(r);
     }
     case MapMeasure::GradNorm: {
-        const MapCell &cell = data.cell(MapKind::ParameterGradients, column, layer);
+        const MapCell &cell = data.cell(MapKind::ParamGrads, column, layer);
         if (!cell.present)
             return kNaN;
         return cell.nonFinite() > 0 ? kNonFiniteValue : log10OrZeroValue(cell.norm);

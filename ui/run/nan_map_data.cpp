@@ -6,17 +6,6 @@
 
 namespace nanscope {
 
-const char *mapKindName(MapKind kind)
-{
-    switch (kind) {
-    case MapKind::Forward: return "forward";
-    case MapKind::Gradient: return "backward";
-    case MapKind::Parameters: return "parameters";
-    case MapKind::ParameterGradients: return "parameter gradients";
-    }
-    return "forward";
-}
-
 double mapColourValue(const MapCell &cell)
 {
     if (!cell.present)

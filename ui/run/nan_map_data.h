@@ -2,6 +2,7 @@
 // The layer x step NaN map's data, bounded like DecimatedSeries: columns are step buckets that
 // merge pairwise when they pass the capacity. A merged cell keeps its worst step (the largest
 // non-finite fraction) with that step's NaN / +Inf / -Inf counts, so no non-finite cell fades out.
+#include "nanscope/health_kinds.h"
 #include "nanscope/precision.h"
 #include "nanscope/records.h"
 #include "nanscope/step_chunk.h"
@@ -14,11 +15,12 @@
 
 namespace nanscope {
 
-// Which tensors of a layer a map cell describes, in LayerHealth's order. How a cell is coloured
-// (NaN fraction, magnitude, headroom, ...) is the measure's business: run/map_measure.h.
-enum class MapKind { Forward, Gradient, Parameters, ParameterGradients };
+// Which tensors of a layer a map cell describes: a health kind (nanscope/health_kinds.h). How a
+// cell is coloured (NaN fraction, magnitude, headroom, ...) is the measure's business:
+// run/map_measure.h.
+using MapKind = HealthKind;
 constexpr int kMapKindCount = kLayerHealthKinds;
-const char *mapKindName(MapKind kind);
+inline const char *mapKindName(MapKind kind) { return healthKindInfo(kind).label; }
 
 // The non-finite fraction as a colour value in 0..1, NaN (transparent) when nothing was
 // observed: 0 for clean, and any non-finite value lifted to at least 0.2 so a single NaN among

@@ -32,7 +32,7 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
                    .arg(row.lastMember - row.layer + 1)
                    .arg(head);
     const MapCell &cell =
-        data.cell(measureUsesKind(view.measure) ? view.kind : MapKind::ParameterGradients, column, layer);
+        data.cell(measureUsesKind(view.measure) ? view.kind : MapKind::ParamGrads, column, layer);
     const QString steps =
         data.firstStep(column) == data.lastStep(column)
             ? tr("step %1").arg(data.firstStep(column))

@@ -1,5 +1,7 @@
 #include "nanscope/step_chunk.h"
 
+#include "nanscope/health_kinds.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -96,9 +98,14 @@ void MapCell::fold(const MapCell &later)
     norm = largestNorm;
 }
 
+static_assert(kHealthKinds.size() == std::size_t(kLayerHealthKinds));
+
 std::array<const TensorHealth *, kLayerHealthKinds> healthKinds(const LayerHealth &h)
 {
-    return {&h.forward, &h.grad, &h.params, &h.paramGrads};
+    std::array<const TensorHealth *, kLayerHealthKinds> kinds{};
+    for (std::size_t k = 0; k < kinds.size(); ++k)
+        kinds[k] = &(h.*kHealthKinds[k].member);
+    return kinds;
 }
 
 double largestUpdateRatio(double a, double b)

@@ -2,6 +2,8 @@
 // commit in between never shows half a step.
 #include "nanscope/run_file.h"
 
+#include "nanscope/health_kinds.h"
+
 #include "record/chunk_rows.h"
 #include "record/run_file_checks.h"
 #include "record/run_file_json.h"
@@ -208,10 +210,8 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
                 layers.resize(d_->layers.size());
             LayerHealth &lh = layers[std::size_t(layer)];
             lh.inputFinite = l.integer(1) != 0;
-            lh.forward = record::readHealthValues(l, 2, record::Range::Compact);
-            lh.grad = record::readHealthValues(l, 6, record::Range::Compact);
-            lh.params = record::readHealthValues(l, 10, record::Range::Compact);
-            lh.paramGrads = record::readHealthValues(l, 14, record::Range::Compact);
+            for (const HealthKindInfo &k : kHealthKinds)  // numel, min, max, norm of each kind from column 2
+                lh.*k.member = record::readHealthValues(l, 2 + 4 * int(k.kind), record::Range::Compact);
             if (l.columnCount() > 18)  // a file of the first release has no update ratios
                 lh.updateRatio = l.real(18);
         }
@@ -224,14 +224,8 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
             if (it == byStep.end() || layer < 0 || layer >= std::int64_t(it->second->layers.size()))
                 continue;
             LayerHealth &lh = it->second->layers[std::size_t(layer)];
-            const std::string kind = n.text(2);
-            TensorHealth *h = kind == "forward"       ? &lh.forward
-                              : kind == "grad"        ? &lh.grad
-                              : kind == "params"      ? &lh.params
-                              : kind == "param_grads" ? &lh.paramGrads
-                                                      : nullptr;
-            if (h)
-                record::readCounts(n, 3, *h);
+            if (const HealthKindInfo *kind = healthKindWithId(n.text(2)))
+                record::readCounts(n, 3, lh.*kind->member);
         }
     }
     return {out.begin(), out.end()};

@@ -1,6 +1,8 @@
 // A run file as CSV: what `nanscope export` and the window's File › Export step data write.
 #include "nanscope/run_file.h"
 
+#include "nanscope/health_kinds.h"
+
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -57,14 +59,13 @@ void writeLayerRows(std::ostream &o, const StepRecord &r, const std::vector<Laye
 {
     for (std::size_t i = 0; i < r.layers.size() && i < layers.size(); ++i) {
         const LayerHealth &lh = r.layers[i];
-        const std::pair<const char *, const TensorHealth *> kinds[] = {
-            {"forward", &lh.forward}, {"grad", &lh.grad}, {"params", &lh.params}, {"param_grads", &lh.paramGrads}};
-        for (const auto &[kind, h] : kinds) {
-            if (!h->present)
+        for (const HealthKindInfo &kind : kHealthKinds) {
+            const TensorHealth &h = lh.*kind.member;
+            if (!h.present)
                 continue;
-            o << r.step << ',' << i << ',' << csvText(layers[i].path) << ',' << kind << ',' << h->numel << ',' << h->nan
-              << ',' << h->posInf << ',' << h->negInf << ',' << csvNumber(h->min) << ',' << csvNumber(h->max) << ','
-              << csvNumber(h->absMax) << ',' << csvNumber(h->finiteL2) << '\n';
+            o << r.step << ',' << i << ',' << csvText(layers[i].path) << ',' << kind.id << ',' << h.numel << ',' << h.nan
+              << ',' << h.posInf << ',' << h.negInf << ',' << csvNumber(h.min) << ',' << csvNumber(h.max) << ','
+              << csvNumber(h.absMax) << ',' << csvNumber(h.finiteL2) << '\n';
         }
     }
 }

@@ -2,6 +2,8 @@
 
 #include "record/run_file_json.h"
 
+#include "nanscope/health_kinds.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -182,19 +184,18 @@ std::string decodedRange(const std::string &c)
 // row a layer, step and kind that was observed).
 std::string views()
 {
-    const char *kinds[] = {"forward", "grad", "params", "param_grads"};
     std::string wide = "CREATE VIEW layer_steps_decoded AS SELECT key / (SELECT count(*) FROM layers) AS step, "
                        "key % (SELECT count(*) FROM layers) AS layer, input_finite";
-    for (const char *k : kinds) {
-        const std::string c = k;
+    for (const HealthKindInfo &k : kHealthKinds) {
+        const std::string c = k.id;
         wide += ", " + c + "_numel, " + decodedRange(c + "_min") + " AS " + c + "_min, " + decodedRange(c + "_max") +
                 " AS " + c + "_max, " + c + "_norm";
     }
     wide += ", update_ratio FROM layer_steps;";
     std::string sql = "CREATE VIEW layer_health AS ";
-    for (int k = 0; k < kHealthKinds; ++k) {
-        const std::string c = kinds[k];
-        if (k > 0)
+    for (const HealthKindInfo &k : kHealthKinds) {
+        const std::string c = k.id;
+        if (k.kind != kHealthKinds.front().kind)
             sql += " UNION ALL ";
         sql += "SELECT s.step, s.layer, '" + c + "' AS kind, s." + c + "_numel AS numel, " +
                "coalesce(n.nan, 0) AS nan, coalesce(n.posinf, 0) AS posinf, coalesce(n.neginf, 0) AS neginf, " + "s." +
@@ -246,17 +247,6 @@ Origin readOrigin(const Statement &s, int first, int step, const std::vector<Lay
     o.produced = s.integer(first + 4) != 0;
     o.explanation = s.text(first + 5);
     return o;
-}
-
-const char *healthKindName(HealthKind k)
-{
-    switch (k) {
-    case HealthKind::Forward: return "forward";
-    case HealthKind::Grad: return "grad";
-    case HealthKind::Params: return "params";
-    case HealthKind::ParamGrads: return "param_grads";
-    }
-    return "forward";
 }
 
 void createSchema(Database &db)

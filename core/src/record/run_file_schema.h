@@ -41,9 +41,4 @@ void readCounts(const Statement &s, int first, TensorHealth &h);
 // steps stores it; invalid when phase is NULL. `layers` give the layer's path.
 Origin readOrigin(const Statement &s, int first, int step, const std::vector<Layer> &layers);
 
-// The per-layer kinds, as the `kind` column of layer_health spells them.
-enum class HealthKind { Forward, Grad, Params, ParamGrads };
-constexpr int kHealthKinds = 4;
-const char *healthKindName(HealthKind k);
-
 }  // namespace nanscope::record

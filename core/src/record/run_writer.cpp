@@ -1,6 +1,8 @@
 // RunWriter: the SQL of each kind of item a recorder writes.
 #include "record/run_writer.h"
 
+#include "nanscope/health_kinds.h"
+
 #include "record/chunk_rows.h"
 #include "record/run_file_json.h"
 #include "nanscope/version.h"
@@ -125,14 +127,14 @@ void RunWriter::step(const StepRecord &r)
 
     for (std::size_t i = 0; i < r.layers.size() && std::int64_t(i) < layerCount_; ++i) {
         const LayerHealth &lh = r.layers[i];
-        const TensorHealth *kinds[] = {&lh.forward, &lh.grad, &lh.params, &lh.paramGrads};
         layer->bind(1, layerStepKey(r.step, std::int64_t(i), layerCount_)).bind(2, int(lh.inputFinite));
-        for (int k = 0; k < kHealthKinds; ++k) {
-            bindHealthValues(*layer, 3 + 4 * k, *kinds[k], Range::Compact);
-            if (kinds[k]->hasNonFinite()) {
+        for (const HealthKindInfo &k : kHealthKinds) {
+            const TensorHealth &h = lh.*k.member;
+            bindHealthValues(*layer, 3 + 4 * int(k.kind), h, Range::Compact);
+            if (h.hasNonFinite()) {
                 nonFinite->bind(1, r.step).bind(2, std::int64_t(i));
-                nonFinite->bind(3, std::string(healthKindName(HealthKind(k))));
-                bindCounts(*nonFinite, 4, *kinds[k]);
+                nonFinite->bind(3, std::string(k.id));
+                bindCounts(*nonFinite, 4, h);
                 nonFinite->run();
             }
         }

@@ -1,5 +1,7 @@
 #include "replay/step_compare.h"
 
+#include "nanscope/health_kinds.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -34,14 +36,9 @@ bool sameHealth(const TensorHealth &a, const TensorHealth &b, double tolerance)
     return close(a.min, b.min, tolerance) && close(a.max, b.max, tolerance) && close(a.finiteL2, b.finiteL2, tolerance);
 }
 
-struct Kind {
-    const char *name;
-    TensorHealth LayerHealth::*member;
-};
-const Kind kKinds[] = {{"params", &LayerHealth::params},
-                       {"forward", &LayerHealth::forward},
-                       {"grad", &LayerHealth::grad},
-                       {"param_grads", &LayerHealth::paramGrads}};
+// Parameters first: weights that differ before the step explain every difference after them.
+constexpr HealthKind kCompareOrder[] = {HealthKind::Params, HealthKind::Forward, HealthKind::Grad,
+                                        HealthKind::ParamGrads};
 
 std::string describe(const TensorHealth &h)
 {
@@ -55,11 +52,13 @@ std::string describe(const TensorHealth &h)
 }
 
 // The kind of layer `i` that differs beyond `tolerance`, or null.
-const Kind *differingKind(const StepRecord &a, const StepRecord &b, std::size_t i, double tolerance)
+const HealthKindInfo *differingKind(const StepRecord &a, const StepRecord &b, std::size_t i, double tolerance)
 {
-    for (const Kind &k : kKinds)
+    for (const HealthKind kind : kCompareOrder) {
+        const HealthKindInfo &k = healthKindInfo(kind);
         if (!sameHealth(a.layers[i].*k.member, b.layers[i].*k.member, tolerance))
             return &k;
+    }
     return nullptr;
 }
 
@@ -114,9 +113,9 @@ StepComparison compareSteps(const StepRecord &recorded, const StepRecord &replay
             chosen = differing[k];
     }
     if (chosen >= 0) {
-        const Kind *k = differingKind(recorded, replayed, std::size_t(chosen), where);
+        const HealthKindInfo *k = differingKind(recorded, replayed, std::size_t(chosen), where);
         c.differsAt = chosen;
-        c.differsWhat = std::string(k->name) + ": " + describe(recorded.layers[std::size_t(chosen)].*k->member) +
+        c.differsWhat = std::string(k->id) + ": " + describe(recorded.layers[std::size_t(chosen)].*k->member) +
                         " recorded, " + describe(replayed.layers[std::size_t(chosen)].*k->member) + " now";
     } else if (!sameHealth(recorded.lossHealth, replayed.lossHealth, where)) {
         c.differsWhat =
