@@ -1,9 +1,11 @@
 #include "cli_record.h"
 
 #include "cli_args.h"
+#include "job_verdict.h"
 #include "nanscope/job_folder.h"
 #include "run_printer.h"
 #include "nanscope/recorded_run.h"
+#include "nanscope/run_file.h"
 #include "nanscope/run_recorder.h"
 
 #include <unistd.h>
@@ -104,30 +106,46 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         throw std::invalid_argument("report needs a run file: nanscope report FILE.nsrun");
     if (!std::filesystem::is_directory(path))
         return reportFile(path, json, out, err);
-    // A job's run folder: each rank's report, as one.
+    // A job's run folder: the job's verdict, then each rank's report, as one.
+    const std::vector<JobRank> ranks = jobRunFiles(path);
+    JobVerdict verdict(int(ranks.size()));
+    std::ostringstream reports;
     int code = 0;
-    for (const JobRank &r : jobRunFiles(path)) {
+    for (const JobRank &r : ranks) {
         const int rank = r.rank;
         std::ostringstream one, failed;
         try {
             code = std::max(code, reportFile(r.path, json, one, failed));
+            std::ostringstream summary, ignored;
+            if (!json)  // the verdict reads the JSON summary
+                reportFile(r.path, true, summary, ignored);
+            std::istringstream lines(json ? one.str() : summary.str());
+            for (std::string line; std::getline(lines, line);)
+                verdict.line(rank, nlohmann::json::parse(line, nullptr, false));
+            for (const Event &e : RunFile(r.path).readEvents(0))
+                verdict.line(rank, {{"type", "event"}, {"kind", eventKindId(e.kind)}, {"text", e.text}});
         } catch (const std::exception &e) {  // a rank's file that cannot be read: the others still report
             failed << e.what() << '\n';
             code = std::max(code, 1);
         }
         std::istringstream lines(one.str());
         if (!json)
-            out << "rank " << rank << " (" << r.path << "):\n";
+            reports << "rank " << rank << " (" << r.path << "):\n";
         for (std::string line; std::getline(lines, line);)
-            out << (json && !line.empty() && line[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + line.substr(1)
-                                                            : "  " + line)
-                << '\n';
+            reports << (json && !line.empty() && line[0] == '{'
+                            ? "{\"rank\":" + std::to_string(rank) + "," + line.substr(1)
+                            : "  " + line)
+                    << '\n';
         // A rank whose run ended on an error (a rank of the job vanished) says so in its place.
         std::istringstream errors(failed.str());
         for (std::string line; std::getline(errors, line);)
             err << "nanscope: rank " << rank << ": " << (line.rfind("nanscope: ", 0) == 0 ? line.substr(10) : line)
                 << '\n';
     }
+    if (json)
+        out << reports.str() << verdict.json().dump() << '\n';
+    else
+        out << verdict.text() << '\n' << reports.str();
     return code;
 }
 

@@ -48,12 +48,15 @@ std::string benchText(const nlohmann::json &j)
 }  // namespace
 
 JobReport::JobReport(int world, bool json, std::ostream &out)
-    : json_(json), out_(out), recorded_(std::size_t(std::max(world, 0)), -1)
+    : json_(json), out_(out), recorded_(std::size_t(std::max(world, 0)), -1), verdict_(world)
 {
 }
 
 void JobReport::line(int rank, const std::string &text)
 {
+    const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    verdict_.line(rank, parsed);
+    bench_ = bench_ || (parsed.is_object() && parsed.value("type", "") == "bench-ranks");
     if (json_) {
         out_ << (text.size() > 1 && text[0] == '{' ? "{\"rank\":" + std::to_string(rank) + "," + text.substr(1) : text)
              << '\n';
@@ -112,6 +115,13 @@ void JobReport::rankEnded(int rank)
 void JobReport::finish()
 {
     release(INT_MAX);
+    if (json_) {
+        if (!bench_)
+            out_ << verdict_.json().dump() << '\n';
+        return;
+    }
+    if (!bench_)
+        out_ << verdict_.text() << '\n';
     std::stable_sort(summaries_.begin(), summaries_.end(),
                      [](const auto &a, const auto &b) { return a.first < b.first; });
     for (const auto &s : summaries_)

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 #include <signal.h>
 
 #include <cstring>
@@ -103,6 +105,42 @@ void TestRanks::theRankThatWentNonFiniteIsNamed()
     for (const QJsonObject &o : f.objects)
         if (o.value(QLatin1String("type")).toString() == "summary")
             QVERIFY(o.value(QLatin1String("final_state_finite")).toBool());
+
+    // The job's verdict, last: the first step on which a rank failed, from the ranks' own records
+    // (the lowest rank on a tie), and the ranks whose records hold a skipped step.
+    int firstStep = -1, firstRank = -1;
+    QJsonArray skipped;
+    for (int r = 0; r < 2; ++r) {
+        for (const StepRecordPtr &rec : ranks[r])
+            if (rec->failed() && (firstStep < 0 || rec->step < firstStep)) {
+                firstStep = rec->step;
+                firstRank = r;
+            }
+        if (std::any_of(ranks[r].begin(), ranks[r].end(), [](const StepRecordPtr &rec) { return rec->skipped; }))
+            skipped.append(r);
+    }
+    QVERIFY(firstStep >= 0);
+    const QJsonObject job = f.objects.back();
+    QCOMPARE(job.value("type").toString(), QStringLiteral("job"));
+    QCOMPARE(job.value("world").toInt(), 2);
+    QCOMPARE(job.value("first_nonfinite_rank").toInt(-1), firstRank);
+    QCOMPARE(job.value("first_nonfinite_step").toInt(-1), firstStep);
+    QCOMPARE(job.value("phase").toString(), QStringLiteral("input"));
+    QCOMPARE(job.value("ranks_that_skipped").toArray(), skipped);
+    QCOMPARE(skipped.isEmpty(), policy == "exclude");
+    QCOMPARE(job.value("ranks_unfinished").toArray(), QJsonArray());
+    QCOMPARE(job.value("parameters_identical").toBool(false), true);
+    // `report FOLDER` reads the same verdict back from the run files, as JSON and as its first line.
+    const Finished reported = runNanscope({"report", folder, "--json"});
+    QVERIFY2(reported.code == 0, qPrintable(reported.err));
+    QCOMPARE(reported.objects.back(), job);
+    const Finished text = runNanscope({"report", folder});
+    const QString expected = QStringLiteral("job of 2 ranks: rank %1 went non-finite first, at step %2 (input")
+                                 .arg(firstRank)
+                                 .arg(firstStep);
+    QVERIFY2(text.out.startsWith(expected), qPrintable(text.out.left(300)));
+    QVERIFY2(text.out.section(QLatin1Char('\n'), 0, 0).endsWith("; parameters identical on every rank"),
+             qPrintable(text.out.left(300)));
 }
 
 void TestRanks::oneRankIsAPlainRun()
@@ -197,6 +235,8 @@ void TestRanks::aBitFlipOnOneRankIsNamed()
                                                   "silent divergence, the signature of a hardware fault"));
         QVERIFY(!texts(f, r, "info").contains("parameters identical on all 2 ranks"));
     }
+    QCOMPARE(f.objects.back().value("type").toString(), QStringLiteral("job"));
+    QVERIFY(f.objects.back().value("parameters_identical") == QJsonValue(false));
     QVERIFY(texts(f, 0, "warning").filter("fault injected").isEmpty());  // rank 0 was not touched
     QCOMPARE(texts(f, 1, "warning").filter("fault injected, kept in this rank's memory").size(), 1);
     int firstNamed[2] = {-1, -1};  // the step of each rank's first divergence warning

@@ -44,4 +44,10 @@ struct JobStep {
 };
 JobStep readJobStep(const std::vector<JobRank> &ranks, int step);
 
+// The events a rank raises once the ranks compared their parameters: an Info event that starts
+// with the first when they were identical, a Warning that contains the second for a rank whose
+// parameters differ. Readers of a job (its verdict) find them by these words.
+inline constexpr char kParametersIdentical[] = "parameters identical on all ";
+inline constexpr char kParametersDiffer[] = "'s parameters differ from the other ranks'";
+
 }  // namespace nanscope

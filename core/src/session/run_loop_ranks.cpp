@@ -1,6 +1,8 @@
 // The step of one rank of a data-parallel job: every rank computes its own map before the gradient
 // all-reduce, the ranks compare them in one small collective, and all of them take the same
 // decision from the same numbers (docs/ranks.md).
+#include "nanscope/job_folder.h"
+
 #include "distributed/rank_step.h"
 #include "session/run_loop.h"
 #include "training/trainer.h"
@@ -48,13 +50,13 @@ void RunLoop::compareRankParameters(int step, bool final)
     if (d.ranks.empty()) {
         if (final)
             raise({EventKind::Info, step, -1,
-                   "parameters identical on all " + std::to_string(ranks_->world()) + " ranks"});
+                   kParametersIdentical + std::to_string(ranks_->world()) + " ranks"});
         return;
     }
     for (const auto &[rank, layer] : d.ranks) {
         const std::string path = layer >= 0 ? trainer_->layers()[std::size_t(layer)].path : std::string("?");
         raise({EventKind::Warning, step, rank == ranks_->rank() ? layer : -1,
-               who(rank) + "'s parameters differ from the other ranks' from " + path +
+               who(rank) + kParametersDiffer + " from " + path +
                    " on: silent divergence, the signature of a hardware fault"});
     }
 }
