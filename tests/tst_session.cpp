@@ -3,6 +3,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -48,6 +49,8 @@ class TestSession : public QObject {
 private Q_SLOTS:
     void controlChangeAppliesAtTheNextStep();
     void pauseOnNonFiniteLeavesTheWeightsUntouched();
+    void otherDecisionsOnAPausedStep_data();
+    void otherDecisionsOnAPausedStep();
     void stopMidRunReturnsPromptly();
     void stepWhilePausedRunsExactlyThatMany();
     void badConfigurationIsRefusedWithAMessage();
@@ -127,6 +130,94 @@ void TestSession::pauseOnNonFiniteLeavesTheWeightsUntouched()
     }
     session.stop();
     QVERIFY(session.wait(10000));
+}
+
+// Continue, Retry with a changed control, and Roll back, from the step nan-input pauses on.
+void TestSession::otherDecisionsOnAPausedStep_data()
+{
+    QTest::addColumn<QString>("decision");
+    QTest::newRow("continue") << "continue";
+    QTest::newRow("retry, quarantining the samples") << "retry";
+    QTest::newRow("roll back") << "rollback";
+}
+
+void TestSession::otherDecisionsOnAPausedStep()
+{
+    QFETCH(QString, decision);
+    Session session;
+    RunCollector c;
+    session.addObserver(&c);
+    RunConfig config;
+    config.scenario = "nan-input";
+    config.steps = 30;
+    Controls controls;
+    controls.learningRate = 1e-3;
+    controls.pauseOnNonFinite = true;
+    config.controls = controls;
+    QVERIFY(session.start(config));
+    QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
+    const std::size_t before = recordCount(c);
+    const int pausedStep = int(before);  // every earlier step was published, from 0
+    if (decision == "continue") {
+        session.decidePausedStep(PausedStepDecision::Continue);
+    } else if (decision == "retry") {
+        controls.recovery.quarantineSamples = true;  // the same batch again, without its bad samples
+        session.setControls(controls);
+        session.decidePausedStep(PausedStepDecision::Retry);
+    } else {
+        session.requestRollback();
+    }
+    // Continue: the next step fails on the weights the update made NaN and pauses in turn; stopping
+    // there publishes it unapplied.
+    const auto pausedEvents = [&] {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        return std::count_if(c.events.begin(), c.events.end(), [](const Event &e) { return e.kind == EventKind::Paused; });
+    };
+    if (decision == "continue")
+        QVERIFY(waitFor([&] { return pausedEvents() == 2; }));
+    else
+        QVERIFY(waitFor([&] { return recordCount(c) > before + 1; }));
+    session.stop();
+    QVERIFY(session.wait(10000));
+    std::lock_guard<std::mutex> lock(c.mutex);
+    const StepRecord &decided = *c.records.at(before), &next = *c.records.at(before + 1);
+    QCOMPARE(decided.step, pausedStep);
+    const auto eventsSaying = [&](EventKind kind, const std::string &text) {
+        return std::count_if(c.events.begin(), c.events.end(), [&](const Event &e) {
+            return e.kind == kind && e.step == pausedStep && e.text == text;
+        });
+    };
+    if (decision == "continue") {
+        // The update was applied with the non-finite gradients: the next step's weights are NaN.
+        QVERIFY(decided.failed());
+        QVERIFY(!decided.skipped);
+        QCOMPARE(next.step, pausedStep + 1);
+        QVERIFY(std::any_of(next.layers.begin(), next.layers.end(),
+                            [](const LayerHealth &l) { return l.params.hasNonFinite(); }));
+        QCOMPARE(next.origin.phase, Phase::Update);
+    } else if (decision == "retry") {
+        // The failed attempt was never published: the step's one record is the retried batch,
+        // with the bad samples named and dropped.
+        QCOMPARE(eventsSaying(EventKind::Recovery, "retrying the step"), 1L);
+        QVERIFY(!decided.failed());
+        QVERIFY(!decided.skipped);
+        QVERIFY(!decided.badSamples.empty());
+        QCOMPARE(decided.quarantined, decided.badSamples);
+        QCOMPARE(next.step, pausedStep + 1);
+        for (const LayerHealth &l : next.layers)
+            QVERIFY(!l.params.hasNonFinite());
+    } else {
+        // The paused step is skipped, then the newest checked-finite snapshot comes back (step
+        // numbers go on through a rollback).
+        QVERIFY(decided.skipped);
+        QCOMPARE(std::count_if(c.events.begin(), c.events.end(),
+                               [](const Event &e) { return e.kind == EventKind::Rollback; }),
+                 1L);
+        QCOMPARE(next.step, pausedStep + 1);
+        for (const LayerHealth &l : next.layers)
+            QVERIFY(!l.params.hasNonFinite());
+        QCOMPARE(c.summary.rollbacks, 1);
+    }
 }
 
 void TestSession::stopMidRunReturnsPromptly()
