@@ -28,7 +28,12 @@ void JobVerdict::line(int rank, const nlohmann::json &j)
         const bool failed = j.contains("error") && j["error"].is_string() && !j["error"].get<std::string>().empty();
         r.finished = !failed && !(j.contains("finished") && j["finished"] == false);
         r.firstNonFiniteStep = integerOr(j, "first_nonfinite_step", -1);
-        r.origin = j.contains("origin") ? j["origin"] : nlohmann::json();
+        const nlohmann::json origin = j.contains("origin") ? j["origin"] : nlohmann::json();
+        r.phase = stringOr(origin, "phase");
+        // The input batch and the loss are in no layer, whatever path the origin gives them.
+        const bool inLayer = r.phase != "input" && r.phase != "loss" && origin.contains("layer") &&
+                             origin["layer"].is_string();
+        r.layer = inLayer ? std::optional<std::string>(origin["layer"].get<std::string>()) : std::nullopt;
         r.skippedSteps = integerOr(j, "skipped_steps", 0);
     } else if (type == "event") {
         const std::string text = stringOr(j, "text");
@@ -68,15 +73,8 @@ nlohmann::ordered_json JobVerdict::json() const
     const auto *first = firstFailing();
     j["first_nonfinite_rank"] = first ? nlohmann::json(first->first) : nlohmann::json();
     j["first_nonfinite_step"] = first ? nlohmann::json(first->second.firstNonFiniteStep) : nlohmann::json();
-    j["phase"] = first && !stringOr(first->second.origin, "phase").empty()
-                     ? nlohmann::json(stringOr(first->second.origin, "phase"))
-                     : nlohmann::json();
-    // The input batch and the loss are in no layer, whatever path the origin gives them.
-    const std::string phase = first ? stringOr(first->second.origin, "phase") : std::string();
-    j["layer"] = first && phase != "input" && phase != "loss" && first->second.origin.contains("layer") &&
-                         first->second.origin["layer"].is_string()
-                     ? first->second.origin["layer"]
-                     : nlohmann::json();
+    j["phase"] = first && !first->second.phase.empty() ? nlohmann::json(first->second.phase) : nlohmann::json();
+    j["layer"] = first && first->second.layer ? nlohmann::json(*first->second.layer) : nlohmann::json();
     nlohmann::json skipped = nlohmann::json::array();
     nlohmann::json unfinished = nlohmann::json::array();
     for (int rank = 0; rank < world_; ++rank) {

@@ -26,7 +26,8 @@ public:
 private:
     struct Rank {
         int firstNonFiniteStep = -1;
-        nlohmann::json origin;  // the summary's, null when finite
+        std::string phase;                 // the origin's; empty when finite
+        std::optional<std::string> layer;  // the origin's layer path; none for the input and the loss
         int skippedSteps = 0;
         std::optional<bool> parametersIdentical;
         bool finished = false;  // its summary came and says the run finished without an error

@@ -195,7 +195,7 @@ RunSetup buildRunSetup(const RunConfig &config, const Dataset *given)
 {
     if (config.usesModelFile())
         return buildModelSetup(config, given);
-    const ScenarioBuilder build = findScenario(config.scenario) ? builderOf(config.scenario) : nullptr;
+    const ScenarioBuilder build = builderOf(config.scenario);
     if (!build)
         throw std::invalid_argument("unknown scenario '" + config.scenario + "'");
     torch::manual_seed(config.seed);
