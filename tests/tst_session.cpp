@@ -36,6 +36,19 @@ template <typename Pred> bool waitFor(Pred pred, int ms = 30000)
     return true;
 }
 
+// nan-input with pause-on-non-finite: it pauses on the first batch holding a bad sample.
+RunConfig pausingNanInput()
+{
+    RunConfig config;
+    config.scenario = "nan-input";
+    config.steps = 30;
+    Controls controls;
+    controls.learningRate = 1e-3;
+    controls.pauseOnNonFinite = true;
+    config.controls = controls;
+    return config;
+}
+
 std::size_t recordCount(RunCollector &c)
 {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -85,14 +98,7 @@ void TestSession::pauseOnNonFiniteLeavesTheWeightsUntouched()
     Session session;
     RunCollector c;
     session.addObserver(&c);
-    RunConfig config;
-    config.scenario = "nan-input";
-    config.steps = 30;
-    Controls controls;
-    controls.learningRate = 1e-3;
-    controls.pauseOnNonFinite = true;
-    config.controls = controls;
-    QVERIFY(session.start(config));
+    QVERIFY(session.start(pausingNanInput()));
     QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
     // While paused, the Paused event says where the value was born; the step's record is not
     // published until the step is decided, so no observer ever sees it change.
@@ -147,20 +153,14 @@ void TestSession::otherDecisionsOnAPausedStep()
     Session session;
     RunCollector c;
     session.addObserver(&c);
-    RunConfig config;
-    config.scenario = "nan-input";
-    config.steps = 30;
-    Controls controls;
-    controls.learningRate = 1e-3;
-    controls.pauseOnNonFinite = true;
-    config.controls = controls;
-    QVERIFY(session.start(config));
+    QVERIFY(session.start(pausingNanInput()));
     QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
     const std::size_t before = recordCount(c);
     const int pausedStep = int(before);  // every earlier step was published, from 0
     if (decision == "continue") {
         session.decidePausedStep(PausedStepDecision::Continue);
     } else if (decision == "retry") {
+        Controls controls = *pausingNanInput().controls;
         controls.recovery.quarantineSamples = true;  // the same batch again, without its bad samples
         session.setControls(controls);
         session.decidePausedStep(PausedStepDecision::Retry);
