@@ -94,11 +94,7 @@ void printJson(const InspectReport &r, std::ostream &out)
                              {"posinf", s.health.posInf},
                              {"neginf", s.health.negInf}});
     const Origin &o = r.record.origin;
-    Json origin;  // null: everything was finite
-    if (o.valid())
-        origin = Json{{"phase", phaseName(o.phase)},    {"layer", o.layerPath},   {"op", textOrNull(o.op)},
-                      {"source", textOrNull(o.source)}, {"produced", o.produced}, {"chain", textOrNull(o.chain)},
-                      {"explanation", o.explanation}};
+    const Json origin = o.valid() ? originJson(o) : Json();  // null: everything was finite
     out << jsonLine(Json{{"type", "inspect"},
                          {"loss", jsonNumber(r.record.loss)},
                          {"layers", layers},

@@ -79,7 +79,7 @@ void JobReport::line(int rank, const std::string &text)
         release(*std::min_element(recorded_.begin(), recorded_.end()));
     } else if (type == "bench-ranks") {
         out_ << benchText(j) << '\n';
-    } else if (type == "summary" && j.contains("error")) {
+    } else if (type == "summary" && j.contains("error") && j["error"].is_string()) {
         summaries_.emplace_back(rank, "rank " + std::to_string(rank) + ": stopped after " + orNone(j, "steps_run") +
                                           " steps: " + j.value("error", ""));
     } else if (type == "summary") {

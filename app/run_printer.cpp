@@ -154,34 +154,13 @@ void RunPrinter::runFinished(const RunSummary &s)
         printSummaryText(s);
 }
 
+// The run file's summary schema (nanscope/run_json.h), with the line's type first.
 void RunPrinter::printSummaryJson(const RunSummary &s)
 {
-    const bool nonFinite = s.firstNonFiniteStep >= 0;
-    Json perLayer = Json::object();
-    for (std::size_t i = 0; i < s.nonFiniteStepsPerLayer.size() && i < layers_.size(); ++i)
-        if (layers_[i].parent >= 0 && s.nonFiniteStepsPerLayer[i] > 0)
-            perLayer[layers_[i].path] = s.nonFiniteStepsPerLayer[i];
-    Json j{{"type", "summary"},
-           {"scenario", s.source},
-           {"steps_run", s.stepsRun},
-           {"first_nonfinite_step", nonFinite ? Json(s.firstNonFiniteStep) : Json()},
-           {"origin", nonFinite ? originJson(s.origin) : Json()},
-           {"nonfinite_steps", s.nonFiniteSteps},
-           {"quarantined_samples", s.quarantinedSamples},
-           {"rollbacks", s.rollbacks},
-           {"skipped_steps", s.skippedSteps},
-           {"scaler_skipped_steps", s.scalerSkippedSteps},
-           {"final_loss_scale", jsonNumber(s.finalLossScale)},
-           {"precision", s.precision},
-           {"optimizer", s.optimizer},
-           {"final_lr", jsonNumber(s.finalLearningRate)},
-           {"steps_per_s", jsonNumber(s.stepsPerSecond)},
-           {"stopped_by_policy", s.stoppedByPolicy},
-           {"final_state_finite", s.finalStateFinite},
-           {"nonfinite_steps_per_layer", perLayer},
-           {"finished", s.finished}};
-    if (!s.error.empty())
-        j["error"] = s.error;
+    Json j{{"type", "summary"}};
+    const Json summary = summaryJson(s, layers_);
+    for (auto it = summary.begin(); it != summary.end(); ++it)
+        j[it.key()] = it.value();
     out_ << jsonLine(j) << '\n';
 }
 

@@ -69,7 +69,7 @@ inline QString diffRecord(const StepRecord &a, const StepRecord &b)
     if (a.step != b.step || !same(a.loss, b.loss) || !same(a.gradNorm, b.gradNorm) ||
         !same(a.gradNormClipped, b.gradNormClipped) || !same(a.learningRate, b.learningRate) ||
         !same(a.lossScale, b.lossScale) || a.skipped != b.skipped || a.rolledBack != b.rolledBack || a.why != b.why ||
-        !same(a.stepMillis, b.stepMillis) || a.zeroedGradients != b.zeroedGradients)
+        !same(a.stepMillis, b.stepMillis) || a.zeroedGradients != b.zeroedGradients || a.precision != b.precision)
         return at + QString("scalars: live loss %1 grad %2 lr %3, read %4 %5 %6 (step %7)")
                         .arg(a.loss, 0, 'g', 17)
                         .arg(a.gradNorm, 0, 'g', 17)

@@ -90,7 +90,7 @@ void TestCli::runJsonReportsTheOrigin()
     QCOMPARE(updateWarning[QLatin1String("step")].toInt(), 4);
     QCOMPARE(updateWarning[QLatin1String("layer")].toString(), QStringLiteral("fc2"));
     QVERIFY(o.objects.front()[QLatin1String("layer")].isNull());
-    QCOMPARE(summary[QLatin1String("scenario")].toString(), QStringLiteral("large-lr-mse"));
+    QCOMPARE(summary[QLatin1String("source")].toString(), QStringLiteral("large-lr-mse"));
     QCOMPARE(summary[QLatin1String("steps_run")].toInt(), 12);
     QCOMPARE(summary[QLatin1String("first_nonfinite_step")].toInt(), 8);
     const QJsonObject origin = summary[QLatin1String("origin")].toObject();
@@ -98,7 +98,7 @@ void TestCli::runJsonReportsTheOrigin()
     QCOMPARE(origin[QLatin1String("layer")].toString(), QStringLiteral("fc2"));
     QCOMPARE(origin[QLatin1String("op")].toString(), QStringLiteral("aten::addmm"));
     QCOMPARE(origin[QLatin1String("produced")].toBool(), true);
-    QVERIFY(summary[QLatin1String("steps_per_s")].toDouble() > 0);
+    QVERIFY(summary[QLatin1String("steps_per_second")].toDouble() > 0);
 }
 
 // Headless, a pause on a non-finite step stops the run with the update not applied: the step's one

@@ -29,6 +29,7 @@
 #include <QCheckBox>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -43,6 +44,7 @@ private Q_SLOTS:
     void runFillsThePlotsTheMapAndTheTree();
     void manyRecordsFewDeliveries();
     void aControlChangeReachesTheSessionAndIsMarked();
+    void pauseOnNonFiniteOffersTheDecisions_data();
     void pauseOnNonFiniteOffersTheDecisions();
     void clickingAMapCellSelectsLayerAndStep();
     void exportsWriteFiles();
@@ -190,16 +192,31 @@ void TestMainWindow::aControlChangeReachesTheSessionAndIsMarked()
     w.controller().stop();
 }
 
+// Each decision the origin panel offers, clicked as the user clicks it on nan-input's first bad
+// batch, with the pause then unticked; the summary, the store and the window agree on what it did.
+void TestMainWindow::pauseOnNonFiniteOffersTheDecisions_data()
+{
+    QTest::addColumn<QString>("button");
+    QTest::newRow("skip") << QStringLiteral("S&kip batch");
+    QTest::newRow("continue") << QStringLiteral("&Continue");
+    QTest::newRow("retry, quarantining") << QStringLiteral("Re&try step");
+    QTest::newRow("roll back") << QStringLiteral("Roll bac&k");
+}
+
 void TestMainWindow::pauseOnNonFiniteOffersTheDecisions()
 {
+    QFETCH(QString, button);
     MainWindow w;
     w.selectScenario(QStringLiteral("nan-input"));
-    w.setSteps(5);
-    QCheckBox *pause = nullptr;
-    for (QCheckBox *box : w.controlPanel()->findChildren<QCheckBox *>())
+    w.setSteps(6);
+    QCheckBox *pause = nullptr, *quarantine = nullptr;
+    for (QCheckBox *box : w.controlPanel()->findChildren<QCheckBox *>()) {
         if (box->text().startsWith(QLatin1String("Pause on non-finite")))
             pause = box;
-    QVERIFY(pause);
+        if (box->text().startsWith(QLatin1String("Quarantine")))
+            quarantine = box;
+    }
+    QVERIFY(pause && quarantine);
     pause->setChecked(true);  // as the user ticks it
     QVERIFY(w.controlPanel()->controls().pauseOnNonFinite);
     QSignalSpy ended(&w, &MainWindow::runEnded);
@@ -207,21 +224,58 @@ void TestMainWindow::pauseOnNonFiniteOffersTheDecisions()
     QTRY_VERIFY(w.originPanel()->awaitingDecision());
     QVERIFY(w.originText().contains(QLatin1String("input")));
     QVERIFY(w.originText().contains(QLatin1String("untouched")));
-    const int pausedStep = w.store().firstOrigin().valid() ? w.store().firstOrigin().step : -1;
-    QCOMPARE(pausedStep, -1);  // the paused step's record comes once it is decided
+    QCOMPARE(w.store().firstOrigin().valid(), false);  // the paused step's record comes once it is decided
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("update of step (\\d+)")).match(w.originText());
+    QVERIFY(m.hasMatch());
+    const int pausedStep = m.captured(1).toInt();
     pause->setChecked(false);  // no pause from here on: reaches the session as a control change
-    Q_EMIT w.originPanel()->skipRequested();
+    if (button.startsWith(QLatin1String("Re&try")))
+        quarantine->setChecked(true);  // the same batch again, without its bad samples
+    QPushButton *decision = nullptr;
+    for (QPushButton *b : w.originPanel()->findChildren<QPushButton *>())
+        if (b->text() == button)
+            decision = b;
+    QVERIFY(decision && decision->isEnabled());
+    QTest::mouseClick(decision, Qt::LeftButton);
     QVERIFY(!w.originPanel()->awaitingDecision());
+    QVERIFY(!decision->isEnabled());
     QVERIFY(ended.wait(60000));
     const RunSummary &s = w.controller().lastSummary();
-    QCOMPARE(s.stepsRun, 5);
-    // The skipped step is the first non-finite one, and the window, the summary and the store agree.
-    QVERIFY(s.firstNonFiniteStep >= 0);
-    QCOMPARE(s.skippedSteps, 1);
+    QVERIFY2(s.error.empty(), s.error.c_str());
     const std::vector<SeriesBucket> &skipped = w.store().skippedSteps().buckets();
-    QCOMPARE(int(skipped.size()), 1);
-    QCOMPARE(skipped.front().firstStep, s.firstNonFiniteStep);
-    QCOMPARE(w.store().firstOrigin().step, s.firstNonFiniteStep);
+    if (button == QLatin1String("S&kip batch")) {
+        // The one skipped step is the paused one, and the window, the summary and the store agree.
+        QCOMPARE(s.stepsRun, 6);
+        QCOMPARE(s.firstNonFiniteStep, pausedStep);
+        QCOMPARE(s.skippedSteps, 1);
+        QCOMPARE(int(skipped.size()), 1);
+        QCOMPARE(skipped.front().firstStep, pausedStep);
+        QCOMPARE(w.store().firstOrigin().step, pausedStep);
+    } else if (button == QLatin1String("&Continue")) {
+        // The NaN update went in: every step from the paused one on is non-finite.
+        QCOMPARE(s.stepsRun, 6);
+        QCOMPARE(s.firstNonFiniteStep, pausedStep);
+        QCOMPARE(s.skippedSteps, 0);
+        QCOMPARE(s.nonFiniteSteps, 6 - pausedStep);
+        QVERIFY(!s.finalStateFinite);
+        QCOMPARE(w.store().firstOrigin().step, pausedStep);
+    } else if (button == QLatin1String("Re&try step")) {
+        // The failed attempt was never published; the retried batch and every later one lost
+        // their bad samples, so no step of the run is non-finite.
+        QCOMPARE(s.stepsRun, 6);
+        QCOMPARE(s.nonFiniteSteps, 0);
+        QCOMPARE(s.firstNonFiniteStep, -1);
+        QVERIFY(!s.quarantinedSamples.empty());
+        QVERIFY(s.finalStateFinite);
+        QVERIFY(!w.store().firstOrigin().valid());
+    } else {
+        // The paused step is skipped, then the last checked-finite state comes back.
+        QCOMPARE(s.rollbacks, 1);
+        QVERIFY(s.skippedSteps >= 1);
+        QVERIFY(!skipped.empty());
+        QCOMPARE(skipped.front().firstStep, pausedStep);
+        QCOMPARE(s.firstNonFiniteStep, pausedStep);
+    }
 }
 
 void TestMainWindow::clickingAMapCellSelectsLayerAndStep()

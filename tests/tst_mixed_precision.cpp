@@ -3,7 +3,6 @@
 // same data in fp32 or bf16 stays finite.
 #include "run_collector.h"
 
-#include "nanscope/devices.h"
 #include "nanscope/precision.h"
 #include "nanscope/scenario.h"
 
@@ -48,14 +47,6 @@ struct ControlChanger final : RunObserver {
     }
 };
 
-bool cudaAvailable()
-{
-    for (const DeviceInfo &d : devices())
-        if (d.id == "cuda")
-            return d.available;
-    return false;
-}
-
 }  // namespace
 
 class TestMixedPrecision : public QObject {
@@ -70,7 +61,6 @@ private Q_SLOTS:
     void liveChangeAppliesAtTheNextStep_data();
     void liveChangeAppliesAtTheNextStep();
     void invalidScalingIsRefused();
-    void overflowsOnCudaToo();
 };
 
 void TestMixedPrecision::scalerBacksOffUntilTheGradientsFit()
@@ -108,6 +98,11 @@ void TestMixedPrecision::everySkipHalvesTheScale()
         QCOMPARE(r.skipped, !r.overflowLayers.empty());
     }
     skipped += run->records.back()->skipped ? 1 : 0;
+    // 60 is this seeded run's count under the CPU's fp16 emulation, a regression value no outside
+    // computation gives: what makes it right is checked around it. The skips of steps 0-17 are
+    // GradScaler's rule at work (2^16 halved until the scaled gradient fits fp16, in
+    // scalerBacksOffUntilTheGradientsFit); every skip above halved the scale and nothing else moved
+    // it, each was an overflow the scaler absorbed, and the final scale is 2^16 / 2^60.
     QCOMPARE(skipped, 60);
     QCOMPARE(run->summary.scalerSkippedSteps, 60);
     QCOMPARE(run->summary.skippedSteps, 60);
@@ -115,6 +110,8 @@ void TestMixedPrecision::everySkipHalvesTheScale()
     QVERIFY(run->summary.finalStateFinite);  // skipped steps never reached the weights
     // The skips are the scaler at work: the run's first non-finite step is the head's forward
     // overflow at 65, after absorbed overflows, and its event is the only first-nonfinite one.
+    // Step 65 is where the head's output first passes 65504 (fp16's largest value; its finite
+    // headroom below 1 until then, +Inf there: headroomClimbsUntilTheHeadOverflows checks both).
     int absorbed = 0, firstEvents = 0;
     for (const StepRecordPtr &r : run->records)
         if (r->step < 65 && r->nonFinite()) {
@@ -259,23 +256,6 @@ void TestMixedPrecision::invalidScalingIsRefused()
     std::string error;
     QVERIFY(!session.start(config, &error));
     QVERIFY2(error.find("backoff factor") != std::string::npos, error.c_str());
-}
-
-void TestMixedPrecision::overflowsOnCudaToo()
-{
-    if (!cudaAvailable())
-        QSKIP("LibTorch sees no CUDA device here");
-    const auto run = runToEnd(fp16Overflow(Precision::FP16, "cuda"));
-    QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
-    QCOMPARE(run->summary.precision, std::string("fp16"));
-    // Real autocast: the scaled gradient overflows fp16 at once, as in the emulation. How many
-    // steps the scaler needs, and when the head overflows, depend on the GPU's kernels.
-    QCOMPARE(run->records.at(0)->lossScale, 65536.0);
-    QVERIFY(run->records.at(0)->skipped);
-    QCOMPARE(run->records.at(1)->lossScale, 32768.0);
-    QVERIFY(run->summary.scalerSkippedSteps >= 10);
-    const std::string layer = firstForwardOverflow(*run).second;
-    QVERIFY2(layer.empty() || layer == "head", layer.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestMixedPrecision)

@@ -81,7 +81,6 @@ private Q_SLOTS:
     void cpuAutocastGivesBf16();
     void gradientsAreUnscaledBeforeClipping();
     void skippedStepLeavesWeightsAndOptimizerUntouched();
-    void cudaAutocastGivesHalf();
 };
 
 void TestPrecision::roundThroughHalf_data()
@@ -257,23 +256,6 @@ void TestPrecision::skippedStepLeavesWeightsAndOptimizerUntouched()
     QCOMPARE(trainer.step(), 2);
     QCOMPARE(events.size(), std::size_t(1));
     QVERIFY2(events[0].text.find("scale now 32768") != std::string::npos, events[0].text.c_str());
-}
-
-void TestPrecision::cudaAutocastGivesHalf()
-{
-    if (!torch::cuda::is_available())
-        QSKIP("LibTorch sees no CUDA device here");
-    const at::Tensor a = torch::randn({4, 8}, torch::kCUDA), w = torch::randn({3, 8}, torch::kCUDA);
-    {
-        AutocastScope scope(Precision::FP16, "cuda");
-        QVERIFY(scope.active());
-        QCOMPARE(at::linear(a, w).scalar_type(), at::kHalf);
-    }
-    QCOMPARE(at::linear(a, w).scalar_type(), at::kFloat);
-    {
-        AutocastScope scope(Precision::BF16, "cuda");
-        QCOMPARE(at::linear(a, w).scalar_type(), at::kBFloat16);
-    }
 }
 
 QTEST_GUILESS_MAIN(TestPrecision)

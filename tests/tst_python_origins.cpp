@@ -22,6 +22,7 @@ private Q_SLOTS:
     void originNamesPythonLine();
     void originInTheModelsOwnCode_data();
     void originInTheModelsOwnCode();
+    void causalMaskStaysClean_data();
     void causalMaskStaysClean();
 
 private:
@@ -142,14 +143,27 @@ void TestPythonOrigins::originInTheModelsOwnCode()
     QVERIFY2(QString::fromStdString(o.explanation).contains(chain), o.explanation.c_str());
 }
 
+// The mask's -Inf never leaves the attention: 50 steps without a non-finite step or a forecast,
+// in each precision the README claims.
+void TestPythonOrigins::causalMaskStaysClean_data()
+{
+    QTest::addColumn<int>("precision");
+    QTest::newRow("fp32") << int(Precision::FP32);
+    QTest::newRow("fp16") << int(Precision::FP16);
+    QTest::newRow("bf16") << int(Precision::BF16);
+}
+
 void TestPythonOrigins::causalMaskStaysClean()
 {
-    // The mask's -Inf never leaves the attention: 50 steps without a non-finite step.
+    QFETCH(int, precision);
     RunConfig config;
     config.modelPath = fixture("causal_transformer.pt");
     config.inputShape = {8, 6, 8};
     config.loss = "mse";
     config.steps = 50;
+    Controls c = initialControls(config);
+    c.precision = Precision(precision);
+    config.controls = c;
     const auto run = runToEnd(config);
     QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
     QCOMPARE(run->summary.stepsRun, 50);

@@ -1,22 +1,22 @@
 // The window and run files: a live run is recorded and reads back into a second window exactly as
-// it was shown live; a bad file gets a message box; a run can be saved elsewhere and closed.
+// it was shown live, each step in its own precision; a bad file gets a message box; a job folder
+// opens with its ranks. Replays and capsules from the window: tst_replay_window.
 #include "models/layer_tree_model.h"
 #include "models/rank_layer_model.h"
 #include "widgets/control_panel.h"
+#include "widgets/nan_map_view.h"
 #include "widgets/optimizer_edit.h"
 #include "widgets/origin_panel.h"
 #include "widgets/plot_panel.h"
 #include "widgets/rank_step_view.h"
-#include "widgets/replay_view.h"
 #include "window/main_window.h"
-#include "window/replay_runner.h"
 
-#include "nanscope/capsule.h"
 #include "nanscope/run_file.h"
 
 #include "watchdog.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QProcess>
 #include <QPushButton>
@@ -60,9 +60,7 @@ private slots:
     void optimizerSettingStartsTheRunAndIsRecorded();
     void everyCorpusFileOpensOrGetsAMessageBox_data();
     void everyCorpusFileOpensOrGetsAMessageBox();
-    void replayThisStepShowsTheVerdict();
-    void aReplayOfARunClosedIsDropped();
-    void saveThisStepKeepsACapsule();
+    void aReopenedRunKeepsEachStepsPrecision();
     void aJobFolderOpensWithARankSelector();
     void aRecordedJobShowsWhichRankWentFirst();
 
@@ -287,76 +285,47 @@ void TestRunWindow::everyCorpusFileOpensOrGetsAMessageBox()
     QVERIFY(w.action(QStringLiteral("start"))->isEnabled());
 }
 
-void TestRunWindow::replayThisStepShowsTheVerdict()
+// A run whose precision changed at a paused step reads back with each step's own precision, and a
+// reopened window draws its map against its last step's precision, as the live one did (not the
+// controls the run started with).
+void TestRunWindow::aReopenedRunKeepsEachStepsPrecision()
 {
     MainWindow live;
     live.selectScenario(QStringLiteral("large-lr-mse"));
     live.setSteps(12);
-    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
-
-    // An opened run file replays on a worker: the window answers while it does.
-    MainWindow opened;
-    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
-    ReplayView *view = opened.originPanel()->replay();
-    auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));
-    QVERIFY(button && button->isEnabled());
-    button->click();
-    QTRY_VERIFY_WITH_TIMEOUT(view->verdictText().startsWith(QStringLiteral("Step 8 ")), 60000);
-    QVERIFY2(view->verdictText().contains(QStringLiteral("Reproduced bit for bit")), qPrintable(view->verdictText()));
-    QVERIFY(view->verdictText().contains(QStringLiteral("aten::addmm")));
-    const QStringList rows = view->whatIfRows();
-    QVERIFY2(rows.contains(QStringLiteral("lr=0.5 | the snapshot | finite")), qPrintable(rows.join(QLatin1Char('\n'))));
-    QVERIFY(std::any_of(rows.begin(), rows.end(), [](const QString &r) {
-        return r.startsWith(QStringLiteral("lr=0.5 | the step | non-finite"));
-    }));
-}
-
-// A replay still computing when the run it replays is closed reports nothing to the next run.
-void TestRunWindow::aReplayOfARunClosedIsDropped()
-{
-    MainWindow live;
-    live.selectScenario(QStringLiteral("large-lr-mse"));
-    live.setSteps(12);
-    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
-
-    MainWindow opened;
-    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
-    ReplayView *view = opened.originPanel()->replay();
-    QSignalSpy dropped(opened.replayRunner(), &ReplayRunner::discarded);
-    QSignalSpy finished(opened.replayRunner(), &ReplayRunner::finished);
-    view->findChild<QPushButton *>(QStringLiteral("replayStep"))->click();
-    QVERIFY(opened.replayRunner()->running());
-    opened.closeRun();  // back to training live, while the replay computes
-    QVERIFY(!opened.replayRunner()->running());
-    QVERIFY(dropped.wait(60000));
-    QCOMPARE(finished.count(), 0);
-    QVERIFY2(view->verdictText().isEmpty(), qPrintable(view->verdictText()));
-    QVERIFY(!opened.showingRecordedRun());
-}
-
-void TestRunWindow::saveThisStepKeepsACapsule()
-{
-    MainWindow live;
-    live.selectScenario(QStringLiteral("safe-training"));
-    live.setSteps(1000000);
+    QCheckBox *pause = nullptr;
+    QComboBox *precision = nullptr;
+    for (QCheckBox *box : live.controlPanel()->findChildren<QCheckBox *>())
+        if (box->text().startsWith(QLatin1String("Pause on non-finite")))
+            pause = box;
+    for (QComboBox *box : live.controlPanel()->findChildren<QComboBox *>())
+        if (box->count() == 3 && box->itemData(1).toInt() == int(Precision::FP16) &&
+            box->itemData(2).toInt() == int(Precision::BF16))
+            precision = box;
+    QVERIFY(pause && precision);
+    pause->setChecked(true);
+    QSignalSpy ended(&live, &MainWindow::runEnded);
     QVERIFY(live.startRun());
-    QTRY_VERIFY(live.action(QStringLiteral("pause"))->isEnabled());
-    live.action(QStringLiteral("pause"))->trigger();
-    QTRY_VERIFY_WITH_TIMEOUT(live.controller().state() == SessionState::Paused, 30000);
-    QTRY_VERIFY(live.action(QStringLiteral("saveStep"))->isEnabled());
-    const int next = live.recordsShown();
-    live.action(QStringLiteral("saveStep"))->trigger();
-    live.action(QStringLiteral("step"))->trigger();  // the next step computed is the one kept
-    QTRY_VERIFY_WITH_TIMEOUT(live.recordsShown() > next, 30000);
-    QTRY_VERIFY(live.action(QStringLiteral("stop"))->isEnabled());
-    QVERIFY(runToEnd(live, [&] { live.action(QStringLiteral("stop"))->trigger(); }));
-    const std::vector<CapsuleEntry> capsules = runFileCapsules(live.runFile().toStdString());
-    QCOMPARE(int(capsules.size()), 1);
-    QCOMPARE(capsules[0].reason, std::string(kCapsuleAsked));
-    // The next step computed after the request (one in flight when the pause came, or the step
-    // asked for), no later than the last of the run, stopped right after it.
-    QVERIFY(capsules[0].step >= next);
-    QVERIFY(capsules[0].step <= RunFile(live.runFile().toStdString()).lastStep());
+    QTRY_VERIFY_WITH_TIMEOUT(live.originPanel()->awaitingDecision(), 60000);
+    QCOMPARE(live.nanMap()->precision(), Precision::FP32);
+    pause->setChecked(false);
+    precision->setCurrentIndex(1);  // fp16 from the next step on
+    for (QPushButton *b : live.originPanel()->findChildren<QPushButton *>())
+        if (b->text() == QLatin1String("&Continue"))
+            b->click();
+    QVERIFY(!live.originPanel()->awaitingDecision());
+    QVERIFY(ended.wait(60000));
+    QCOMPARE(live.nanMap()->precision(), Precision::FP16);
+
+    const std::vector<StepRecordPtr> steps = RunFile(live.runFile().toStdString()).readSteps(-1, 100);
+    QCOMPARE(int(steps.size()), 12);
+    const int paused = live.store().firstOrigin().step;  // computed in fp32 before the change
+    QVERIFY(paused > 0 && paused < 11);
+    for (const StepRecordPtr &r : steps)
+        QCOMPARE(int(r->precision), int(r->step <= paused ? Precision::FP32 : Precision::FP16));
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    QCOMPARE(opened.nanMap()->precision(), Precision::FP16);
 }
 
 void TestRunWindow::aJobFolderOpensWithARankSelector()

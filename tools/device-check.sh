@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU and a pip torch but no Qt: build the core, the headless command
-# line and the Qt-free check program (tools/check) against the LibTorch inside that torch, run every
-# scenario on CUDA in fp32 and fp16, a data-parallel job on the GPU(s), and print the results and
-# the benchmark ratios. Meant to finish within 10 minutes.
+# line and the Qt-free programs of tools/check against the LibTorch inside that torch, run the test
+# suites' CUDA cases (nanscope_cuda_cases), every scenario on CUDA in fp32 and fp16, a data-parallel
+# job on the GPU(s), and print the results and the benchmark ratios. Meant to finish within 10
+# minutes.
 #
 #   tools/device-check.sh [--device cuda|cpu] [--steps N] [--no-bench] [--no-ranks] [--jobs N] [--build DIR]
 #
@@ -76,12 +77,12 @@ grep -E "LibTorch from the wheel|Qt6 or QCustomPlotQt6 not found|NCCL collective
 build_all() {
   local keep=(-k)
   grep -q "CMAKE_GENERATOR:INTERNAL=Ninja" "$build/CMakeCache.txt" && keep=(-k 0)
-  cmake --build "$build" --target nanscope_check nanscope -j "$jobs" -- "${keep[@]}" >"$build.build.log" 2>&1
+  cmake --build "$build" --target nanscope_check nanscope_cuda_cases nanscope -j "$jobs" -- "${keep[@]}" >"$build.build.log" 2>&1
 }
 # The error lines of the last build, not the "Building ... .o" lines that name every source.
 build_errors() { grep -E "(fatal )?error|^FAILED:" -A3 "$build.build.log" | head -"$1" || true; }
 failed_in() { grep -qE "$1\.cpp:[0-9]+:[0-9]+: (fatal )?error|^FAILED: .*$1" "$build.build.log"; }
-say "build nanscope_check and nanscope with $jobs jobs"
+say "build nanscope_check, nanscope_cuda_cases and nanscope with $jobs jobs"
 if ! build_all; then
   build_errors 80
   retry=()
@@ -118,6 +119,10 @@ scenarios() {  # "precision [nanscope_check's own flags]"
   # shellcheck disable=SC2086  # the precision and its flags, split
   stage "every scenario on $device in $1" 240 "$check" "$device" "$steps" $1 "${flags[@]}"
 }
+if [ "$device" = cuda ]; then
+  # The test suites' CUDA cases, each value compared (PASS/FAIL lines): real autocast, the scaler.
+  stage "the CUDA test cases" 180 "$build/tools/check/nanscope_cuda_cases"
+fi
 scenarios fp32
 if [ "$ranks" = 1 ]; then
   job=$(mktemp -d)

@@ -59,11 +59,11 @@ void NanMapData::append(const StepRecord &r)
 
 void NanMapData::appendChunk(const StepChunk &chunk)
 {
-    if (layers_ == 0 || chunk.steps == 0)
+    if (layers_ == 0 || chunk.tally.steps == 0)
         return;
-    Column &col = columnFor(chunk.firstStep, chunk.steps);
+    Column &col = columnFor(chunk.firstStep, chunk.tally.steps);
     col.lastStep = chunk.lastStep;
-    col.count += chunk.steps;
+    col.count += chunk.tally.steps;
     const int n = std::min<int>(layers_, int(chunk.layers.size()));
     for (int l = 0; l < n; ++l) {
         const StepChunk::LayerPart &part = chunk.layers[std::size_t(l)];

@@ -50,9 +50,9 @@ void RunStore::appendChunk(const StepChunk &c)
     lossScaling_ =
         lossScaling_ || scale.hasNonFinite() || (scale.finiteCount > 0 && (scale.min != 1.0 || scale.max != 1.0));
     map_.appendChunk(c);
-    if (c.firstOrigin.valid() && !firstOrigin_.valid())
-        firstOrigin_ = c.firstOrigin;
-    steps_ += c.steps;
+    if (c.tally.firstOrigin.valid() && !firstOrigin_.valid())
+        firstOrigin_ = c.tally.firstOrigin;
+    steps_ += c.tally.steps;
     lastStep_ = c.lastStep;
 }
 

@@ -38,6 +38,7 @@ public:
     void setMeasure(MapMeasure measure);
     // The run's precision: the top of the magnitude scale and what headroom is measured against.
     void setPrecision(Precision precision);
+    Precision precision() const { return view_.precision; }
     MapKind kind() const { return view_.kind; }
     MapMeasure measure() const { return view_.measure; }
     // Opens or closes a module's row (the layer tree does the same with its items).

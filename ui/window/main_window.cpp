@@ -288,8 +288,7 @@ void MainWindow::onChunks(const QVector<StepChunkPtr> &chunks)
     showFirstOrigin();
     layerModel_->addChunks(chunks);
     plots_->refresh(store_);
-    map_->setPrecision(controller_.controls().precision);
-    map_->refresh(store_);
+    map_->refresh(store_);  // the scale's precision comes with the records after the chunks
     if (showingJob())
         rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
@@ -304,7 +303,7 @@ void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
     rateSteps_ += records.size();
     layerModel_->addRecords(records);
     plots_->refresh(store_);
-    map_->setPrecision(controller_.controls().precision);  // mixed precision may change live
+    map_->setPrecision(lastRecord_->precision);  // as the step ran: mixed precision may change live
     map_->refresh(store_);
     if (showingJob())
         rankView_->refreshIfIncomplete();  // the job may still be running

@@ -6,6 +6,7 @@
 #include "nanscope/observer_list.h"
 #include "nanscope/run_file.h"
 #include "nanscope/run_source.h"
+#include "nanscope/step_tally.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -35,7 +36,7 @@ struct RecordedRunOptions {
     int chunkedAbove = 1024 * kChunkSteps;
 };
 
-// Accumulates a summary from steps and events, as RunLoop does: the summary of a run file whose
+// Accumulates a summary from steps and chunks with the StepTally a live run uses: the summary of a run file whose
 // writer never finished it.
 class SummaryBuilder {
 public:
@@ -46,8 +47,7 @@ public:
 
 private:
     RunSummary s_;
-    double millis_ = 0.0;
-    std::vector<std::int64_t> quarantined_;
+    StepTally tally_;
 };
 
 class RecordedRun final : public RunSource {

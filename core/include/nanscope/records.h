@@ -1,6 +1,7 @@
 #pragma once
 // The data contract between the core and its observers (GUI, command line, recorder).
 // Plain values only: no LibTorch type appears here.
+#include "nanscope/controls.h"
 #include "nanscope/health.h"
 
 #include <cstdint>
@@ -67,6 +68,7 @@ struct StepRecord {
     double learningRate = 0.0;
     double lossScale = 1.0;    // this step's loss was multiplied by it (1: no loss scaling)
     bool lossScaling = false;  // a dynamic loss scaler was on (run files tell it by overflowLayers)
+    Precision precision = Precision::FP32;  // the step ran in it (mixed precision may change live)
     bool skipped = false;      // the optimizer update was not applied
     bool rolledBack = false;
     std::string why;  // for a skip or a rollback

@@ -14,8 +14,9 @@
 
 namespace nanscope {
 
-// The format this NaNScope writes, and the newest it reads.
-constexpr int kRunFileFormatVersion = 1;
+// The format this NaNScope writes, and the newest it reads; it reads every earlier one too.
+// 2: steps.precision, the summary's per-layer counts by path (docs/run-file.md, "Versioning").
+constexpr int kRunFileFormatVersion = 2;
 constexpr const char *kRunFileExtension = ".nsrun";
 
 // One line naming the file and the cause: "run.nsrun: not a NaNScope run file".

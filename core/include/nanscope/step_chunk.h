@@ -4,6 +4,7 @@
 // consecutive steps that a run file stores beside its steps. A window opening a long run reads
 // the chunks instead of every step and gets the same plots, map and tree (docs/run-file.md).
 #include "nanscope/records.h"
+#include "nanscope/step_tally.h"
 
 #include <array>
 #include <cstdint>
@@ -69,7 +70,6 @@ struct StepChunk {
         std::array<MapCell, kLayerHealthKinds> cells;
         int firstNonFinite = -1;  // the first step whose forward output or gradient was non-finite
         int firstProduced = -1;   // the first step whose non-finite value was born here (bornInLayer)
-        int nonFiniteSteps = 0;
         double updateRatio = std::numeric_limits<double>::quiet_NaN();  // the largest of any step; NaN: none
     };
 
@@ -77,16 +77,10 @@ struct StepChunk {
     int index = -1;
     int firstStep = 0;
     int lastStep = 0;
-    int steps = 0;  // records folded (a retried step counts each time, as a live view shows it)
+    StepTally tally;  // what the run's summary counts of these steps (tally.steps: records folded)
     std::array<SeriesBucket, kSeriesCount> series;
-    SeriesBucket skipped;  // the loss scale of the steps whose update was not applied (count 0: none)
-    Origin firstOrigin;    // of the chunk's first non-finite step
-    int nonFiniteSteps = 0;
-    int rollbacks = 0;
-    int scalerSkippedSteps = 0;
-    double stepMillis = 0.0;
-    std::vector<std::int64_t> quarantined;  // sample indices, in the order they were quarantined
-    std::vector<LayerPart> layers;          // by layer id
+    SeriesBucket skipped;           // the loss scale of the steps whose update was not applied (count 0: none)
+    std::vector<LayerPart> layers;  // by layer id
 
     StepChunk() = default;
     StepChunk(int index, std::size_t layerCount);

@@ -13,7 +13,6 @@ namespace nanscope {
 
 namespace {
 
-using record::Json;
 
 constexpr int kCapsuleFormat = 1;
 

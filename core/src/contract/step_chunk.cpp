@@ -115,29 +115,21 @@ double largestUpdateRatio(double a, double b)
     return std::isnan(b) ? a : std::max(a, b);
 }
 
-StepChunk::StepChunk(int chunkIndex, std::size_t layerCount) : index(chunkIndex), layers(layerCount) {}
+StepChunk::StepChunk(int chunkIndex, std::size_t layerCount)
+    : index(chunkIndex), tally(layerCount), layers(layerCount)
+{
+}
 
 void StepChunk::add(const StepRecord &r)
 {
-    if (steps == 0)
+    if (tally.steps == 0)
         firstStep = r.step;
     lastStep = r.step;
-    ++steps;
+    tally.add(r);
     for (int s = 0; s < kSeriesCount; ++s)
         series[std::size_t(s)].fold(SeriesBucket::of(r.step, seriesValue(r, Series(s))));
     if (r.skipped)
         skipped.fold(SeriesBucket::of(r.step, r.lossScale));
-    if (r.nonFinite()) {
-        ++nonFiniteSteps;
-        if (r.failed() && !firstOrigin.valid()) {
-            firstOrigin = r.origin;
-            firstOrigin.step = r.step;  // as a run file reads it back: the step whose row holds it
-        }
-    }
-    rollbacks += r.rolledBack ? 1 : 0;
-    scalerSkippedSteps += r.overflowLayers.empty() ? 0 : 1;
-    stepMillis += r.stepMillis;
-    quarantined.insert(quarantined.end(), r.quarantined.begin(), r.quarantined.end());
     const std::size_t n = std::min(layers.size(), r.layers.size());
     for (std::size_t l = 0; l < n; ++l) {
         LayerPart &part = layers[l];
@@ -146,11 +138,8 @@ void StepChunk::add(const StepRecord &r)
         for (int k = 0; k < kLayerHealthKinds; ++k)
             part.cells[std::size_t(k)].fold(MapCell::of(*kinds[std::size_t(k)], r.step));
         part.updateRatio = largestUpdateRatio(part.updateRatio, h.updateRatio);
-        if (h.nonFinite()) {
-            ++part.nonFiniteSteps;
-            if (part.firstNonFinite < 0)
-                part.firstNonFinite = r.step;
-        }
+        if (h.nonFinite() && part.firstNonFinite < 0)
+            part.firstNonFinite = r.step;
     }
     const int born = r.bornInLayer();
     if (born >= 0 && std::size_t(born) < layers.size() && layers[std::size_t(born)].firstProduced < 0)

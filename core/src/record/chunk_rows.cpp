@@ -88,11 +88,12 @@ void writeChunk(Database &db, const StepChunk &c)
     Statement chunk = db.prepare("INSERT OR REPLACE INTO chunks (chunk, first_step, last_step, steps, "
                                  "first_origin_step, nonfinite_steps, rollbacks, scaler_skipped_steps, step_ms, "
                                  "quarantined) VALUES (?,?,?,?,?,?,?,?,?,?)");
-    chunk.bind(1, c.index).bind(2, c.firstStep).bind(3, c.lastStep).bind(4, c.steps);
-    if (c.firstOrigin.valid())
-        chunk.bind(5, c.firstOrigin.step);
-    chunk.bind(6, c.nonFiniteSteps).bind(7, c.rollbacks).bind(8, c.scalerSkippedSteps).bind(9, c.stepMillis);
-    chunk.bindText(10, indexListText(c.quarantined));
+    const StepTally &t = c.tally;
+    chunk.bind(1, c.index).bind(2, c.firstStep).bind(3, c.lastStep).bind(4, t.steps);
+    if (t.firstOrigin.valid())
+        chunk.bind(5, t.firstOrigin.step);
+    chunk.bind(6, t.nonFiniteSteps).bind(7, t.rollbacks).bind(8, t.scalerSkippedSteps).bind(9, t.stepMillis);
+    chunk.bindText(10, indexListText(t.quarantined));
     chunk.run();
 
     Statement series = db.prepare("INSERT OR REPLACE INTO chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)");
@@ -110,7 +111,7 @@ void writeChunk(Database &db, const StepChunk &c)
         layer.bind(1, c.index).bind(2, std::int64_t(l));
         bindOptionalStep(layer, 3, p.firstNonFinite);
         bindOptionalStep(layer, 4, p.firstProduced);
-        layer.bind(5, p.nonFiniteSteps);
+        layer.bind(5, l < t.nonFiniteStepsPerLayer.size() ? t.nonFiniteStepsPerLayer[l] : 0);
         for (int k = 0; k < kLayerHealthKinds; ++k)
             bindCell(layer, kFirstCell + 1 + k * kCellColumns, p.cells[std::size_t(k)]);
         if (!std::isnan(p.updateRatio))
@@ -143,16 +144,17 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
         chunk->run = run;
         chunk->firstStep = int(c.integer(1));
         chunk->lastStep = int(c.integer(2));
-        chunk->steps = int(c.integer(3));
-        chunk->nonFiniteSteps = int(c.integer(4));
-        chunk->rollbacks = int(c.integer(5));
-        chunk->scalerSkippedSteps = int(c.integer(6));
-        if (chunk->steps <= 0 || chunk->lastStep < chunk->firstStep)
+        StepTally &t = chunk->tally;
+        t.steps = int(c.integer(3));
+        t.nonFiniteSteps = int(c.integer(4));
+        t.rollbacks = int(c.integer(5));
+        t.scalerSkippedSteps = int(c.integer(6));
+        if (t.steps <= 0 || chunk->lastStep < chunk->firstStep)
             continue;  // damaged: a chunk of no steps
-        chunk->stepMillis = c.isNull(7) ? 0.0 : c.real(7);
-        chunk->quarantined = indexListFrom(c.text(8));
+        t.stepMillis = c.isNull(7) ? 0.0 : c.real(7);
+        t.quarantined = indexListFrom(c.text(8));
         if (!c.isNull(9))
-            chunk->firstOrigin = readOrigin(c, 10, int(c.integer(9)), layers);
+            t.firstOrigin = readOrigin(c, 10, int(c.integer(9)), layers);
         out.push_back(std::move(chunk));
     }
     if (out.empty())
@@ -183,6 +185,8 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
         if (b && read.count > 0 && read.finiteCount >= 0 && read.finiteCount <= read.count)
             *b = read;
     }
+    for (const auto &ch : out)
+        ch->tally.skippedSteps = ch->skipped.count;
 
     Statement l = db.prepare("SELECT * FROM chunk_layers WHERE chunk BETWEEN ? AND ?");
     l.bind(1, first).bind(2, last);
@@ -194,7 +198,7 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
         StepChunk::LayerPart &p = ch->layers[std::size_t(layer)];
         p.firstNonFinite = l.isNull(2) ? -1 : int(l.integer(2));
         p.firstProduced = l.isNull(3) ? -1 : int(l.integer(3));
-        p.nonFiniteSteps = int(l.integer(4));
+        ch->tally.nonFiniteStepsPerLayer[std::size_t(layer)] = int(l.integer(4));
         for (int k = 0; k < kLayerHealthKinds; ++k)
             p.cells[std::size_t(k)] = readCell(l, kFirstCell + k * kCellColumns);
         if (l.columnCount() >= kChunkLayerColumns) {

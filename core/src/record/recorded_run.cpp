@@ -7,66 +7,33 @@
 
 namespace nanscope {
 
-SummaryBuilder::SummaryBuilder(const RunFileInfo &info, std::size_t layers)
+SummaryBuilder::SummaryBuilder(const RunFileInfo &info, std::size_t layers) : tally_(layers)
 {
     s_.source = info.scenario.empty() ? info.modelPath : info.scenario;
     s_.precision = info.precision;
     s_.finalLearningRate = initialControls(info.config).learningRate;
-    s_.nonFiniteStepsPerLayer.assign(layers, 0);
     s_.finished = false;
 }
 
 void SummaryBuilder::add(const StepRecord &r)
 {
-    ++s_.stepsRun;
-    if (r.nonFinite()) {
-        ++s_.nonFiniteSteps;
-        if (r.failed() && s_.firstNonFiniteStep < 0) {
-            s_.firstNonFiniteStep = r.step;
-            s_.origin = r.origin;
-        }
-    }
-    s_.rollbacks += r.rolledBack ? 1 : 0;
-    s_.skippedSteps += r.skipped ? 1 : 0;
-    s_.scalerSkippedSteps += r.overflowLayers.empty() ? 0 : 1;
-    for (std::size_t i = 0; i < r.layers.size() && i < s_.nonFiniteStepsPerLayer.size(); ++i)
-        if (r.layers[i].nonFinite())
-            ++s_.nonFiniteStepsPerLayer[i];
-    quarantined_.insert(quarantined_.end(), r.quarantined.begin(), r.quarantined.end());
+    tally_.add(r);
     s_.finalLearningRate = r.learningRate;
     s_.finalLossScale = r.lossScale;
     bool paramsFinite = true;
     for (const LayerHealth &lh : r.layers)
         paramsFinite = paramsFinite && !lh.params.hasNonFinite();
     s_.finalStateFinite = paramsFinite;
-    millis_ += r.stepMillis;
 }
 
-void SummaryBuilder::add(const StepChunk &c)
-{
-    s_.stepsRun += c.steps;
-    s_.nonFiniteSteps += c.nonFiniteSteps;
-    if (s_.firstNonFiniteStep < 0 && c.firstOrigin.valid()) {
-        s_.firstNonFiniteStep = c.firstOrigin.step;
-        s_.origin = c.firstOrigin;
-    }
-    s_.rollbacks += c.rollbacks;
-    s_.skippedSteps += c.skipped.count;
-    s_.scalerSkippedSteps += c.scalerSkippedSteps;
-    for (std::size_t i = 0; i < c.layers.size() && i < s_.nonFiniteStepsPerLayer.size(); ++i)
-        s_.nonFiniteStepsPerLayer[i] += c.layers[i].nonFiniteSteps;
-    quarantined_.insert(quarantined_.end(), c.quarantined.begin(), c.quarantined.end());
-    millis_ += c.stepMillis;
-    // The final rate, scale and state come from the steps after the chunks: the last chunk is
-    // always played step by step.
-}
+// The final rate, scale and state come from the steps after the chunks: the last chunk is always
+// played step by step.
+void SummaryBuilder::add(const StepChunk &c) { tally_.add(c.tally); }
 
 RunSummary SummaryBuilder::summary() const
 {
     RunSummary s = s_;
-    const std::set<std::int64_t> unique(quarantined_.begin(), quarantined_.end());
-    s.quarantinedSamples.assign(unique.begin(), unique.end());
-    s.stepsPerSecond = millis_ > 0 ? s.stepsRun / (millis_ / 1000.0) : 0.0;
+    tally_.fill(s);
     return s;
 }
 

@@ -8,6 +8,7 @@
 #include "record/run_file_checks.h"
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
+#include "record/step_columns.h"
 #include "record/sqlite_db.h"
 
 #include <sys/stat.h>
@@ -25,9 +26,9 @@ std::int64_t sizeOf(const std::string &path)
     return ::stat(path.c_str(), &st) == 0 ? std::int64_t(st.st_size) : 0;
 }
 
-record::Json parsed(const std::string &text)
+Json parsed(const std::string &text)
 {
-    return text.empty() ? record::Json() : record::Json::parse(text, nullptr, false);
+    return text.empty() ? Json() : Json::parse(text, nullptr, false);
 }
 
 // Read transactions: a snapshot of the file for the duration of one call.
@@ -84,9 +85,9 @@ RunFile::RunFile(const std::string &path) : d_(std::make_unique<Impl>())
                            "; this one reads up to " + std::to_string(kRunFileFormatVersion) + ")");
     if (version < 1)
         throw RunFileError(path + ": not a NaNScope run file (no format version)");
+    d_->layers = record::readCheckedLayers(db, path);  // first: the summary names layers
     d_->readRunRow();
     d_->hasChunks = record::hasChunkTables(db);
-    d_->layers = record::readCheckedLayers(db, path);
     record::checkStepNumbers(db, path);
 }
 
@@ -123,7 +124,7 @@ void RunFile::Impl::readRunRow()
         }
     }
     if (info.finished) {
-        info.summary = record::summaryFrom(parsed(s.text(11)));
+        info.summary = summaryFrom(parsed(s.text(11)), layers);
         info.summary.finished = true;
     }
 }
@@ -159,38 +160,14 @@ std::vector<StepRecordPtr> RunFile::readSteps(int afterStep, int maxCount, bool 
     ReadTransaction t(db);
     std::vector<std::shared_ptr<StepRecord>> out;
     std::map<int, StepRecord *> byStep;
-    record::Statement s = db.prepare(
-        "SELECT step, loss, grad_norm, grad_norm_clipped, lr, loss_scale, skipped, rolled_back, why, step_ms, "
-        "origin_phase, origin_layer, origin_op, origin_source, origin_produced, origin_explanation, input_numel, "
-        "input_min, input_max, input_norm, input_nan, input_posinf, input_neginf, loss_numel, loss_min, loss_max, "
-        "loss_norm, loss_nan, loss_posinf, loss_neginf, bad_samples, quarantined, zeroed_gradients, "
-        "overflow_layers FROM steps WHERE step > ? ORDER BY step LIMIT ?");
-    s.bind(1, afterStep).bind(2, maxCount);
-    while (s.step()) {
+    record::StepSelect steps(db);
+    steps.start(afterStep, maxCount);
+    const record::StepReadContext context{d_->layers, parsePrecision(d_->info.precision).value_or(Precision::FP32)};
+    for (;;) {
         auto r = std::make_shared<StepRecord>();
+        if (!steps.next(*r, context))
+            break;
         r->run = run;
-        r->step = int(s.integer(0));
-        r->loss = s.real(1);
-        r->gradNorm = s.real(2);
-        r->gradNormClipped = s.real(3);
-        r->learningRate = s.real(4);
-        r->lossScale = s.real(5);
-        r->skipped = s.integer(6) != 0;
-        r->rolledBack = s.integer(7) != 0;
-        r->why = s.text(8);
-        r->stepMillis = s.real(9);
-        r->origin = record::readOrigin(s, 10, r->step, d_->layers);
-        r->inputHealth = record::readHealthValues(s, 16);
-        if (r->inputHealth.present)
-            record::readCounts(s, 20, r->inputHealth);
-        r->lossHealth = record::readHealthValues(s, 23);
-        if (r->lossHealth.present)
-            record::readCounts(s, 27, r->lossHealth);
-        r->badSamples = record::indexListFrom(s.text(30));
-        r->quarantined = record::indexListFrom(s.text(31));
-        r->zeroedGradients = s.integer(32) != 0;
-        for (std::int64_t id : record::indexListFrom(s.text(33)))
-            r->overflowLayers.push_back(int(id));
         byStep[r->step] = r.get();
         out.push_back(std::move(r));
     }
@@ -258,7 +235,7 @@ std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastI
     while (s.step()) {
         Event e(eventKindFromId(s.text(2)), int(s.integer(1)), s.isNull(3) ? -1 : int(s.integer(3)), s.text(4));
         if (!s.isNull(5))
-            e.origin = record::originFrom(parsed(s.text(5)));
+            e.origin = originFrom(parsed(s.text(5)), d_->layers);
         newest = s.integer(0);
         byId[newest] = out.size();
         out.push_back(std::move(e));

@@ -1,24 +1,39 @@
 #pragma once
-// The run file's JSON columns (run.config, run.controls, run.summary, events.origin). Non-finite
-// numbers are written as the strings "NaN", "Infinity" and "-Infinity", as the command line does.
+// The run file's JSON columns run.config and run.controls (run.summary and events.origin are
+// nanscope/run_json.h's).
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
-
-#include <nlohmann/json.hpp>
+#include "nanscope/run_json.h"
 
 #include <string>
 
 namespace nanscope::record {
 
-using Json = nlohmann::ordered_json;
+// j[key] as a T; `fallback` when it is missing, null or of another type (a hand-edited file: keep
+// what can be read).
+template <typename T> T jsonValue(const Json &j, const char *key, T fallback)
+{
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        return fallback;
+    try {
+        return it->get<T>();
+    } catch (const Json::exception &) {
+        return fallback;
+    }
+}
+
+// j[key] as a number written by numberJson; `fallback` when it is missing or null.
+inline double jsonNumber(const Json &j, const char *key, double fallback)
+{
+    const auto it = j.find(key);
+    return it == j.end() || it->is_null() ? fallback : numberFrom(*it);
+}
 
 // A list of sample or layer indices as a text column: a JSON array, "" (NULL) when empty.
 std::string indexListText(const std::vector<std::int64_t> &v);
 // The inverse; whatever is not a JSON array of integers reads as none.
 std::vector<std::int64_t> indexListFrom(const std::string &text);
-
-Json numberJson(double v);
-double numberFrom(const Json &j);  // the inverse; a missing or unreadable value reads as NaN
 
 Json controlsJson(const Controls &c);
 Controls controlsFrom(const Json &j);
@@ -26,9 +41,5 @@ Controls controlsFrom(const Json &j);
 // free of the scenario registry, so the reader builds without LibTorch (the fuzz target).
 Json configJson(const RunConfig &c, const Controls &initial, int steps);
 RunConfig configFrom(const Json &j);
-Json originJson(const Origin &o);
-Origin originFrom(const Json &j);
-Json summaryJson(const RunSummary &s);
-RunSummary summaryFrom(const Json &j);
 
 }  // namespace nanscope::record

@@ -1,6 +1,7 @@
 #include "record/run_file_schema.h"
 
 #include "record/run_file_json.h"
+#include "record/step_columns.h"
 
 #include "nanscope/health_kinds.h"
 
@@ -15,9 +16,10 @@ namespace nanscope::record {
 
 namespace {
 
-// Version 1. Documented column by column in docs/run-file.md: change both together, and bump
-// kRunFileFormatVersion for anything a reader of the old format would misread. Measured values
-// have no declared type: a REAL column would store -0.0 as the integer 0 and lose its sign.
+// Documented column by column in docs/run-file.md: change both together, and bump
+// kRunFileFormatVersion as docs/run-file.md says ("Versioning"). Measured values have no declared
+// type: a REAL column would store -0.0 as the integer 0 and lose its sign. The steps table is
+// step_columns.cpp's; layer_steps and chunk_layers have a group of columns per health kind.
 const char *const kSchema = R"sql(
 CREATE TABLE run (
     format_version   INTEGER NOT NULL,
@@ -43,43 +45,6 @@ CREATE TABLE layers (
     path   TEXT NOT NULL,
     type   TEXT NOT NULL,
     parent INTEGER
-);
-CREATE TABLE steps (
-    step               INTEGER PRIMARY KEY,
-    loss,
-    grad_norm,
-    grad_norm_clipped,
-    lr,
-    loss_scale,
-    skipped            INTEGER NOT NULL,
-    rolled_back        INTEGER NOT NULL,
-    why                TEXT,
-    step_ms,
-    origin_phase       TEXT,
-    origin_layer       INTEGER,
-    origin_op          TEXT,
-    origin_source      TEXT,
-    origin_produced    INTEGER,
-    origin_explanation TEXT,
-    input_numel INTEGER, input_min, input_max, input_norm,
-    input_nan INTEGER, input_posinf INTEGER, input_neginf INTEGER,
-    input_absmax REAL GENERATED ALWAYS AS (max(abs(input_min), abs(input_max))) VIRTUAL,
-    loss_numel INTEGER, loss_min, loss_max, loss_norm,
-    loss_nan INTEGER, loss_posinf INTEGER, loss_neginf INTEGER,
-    loss_absmax REAL GENERATED ALWAYS AS (max(abs(loss_min), abs(loss_max))) VIRTUAL,
-    bad_samples        TEXT,
-    quarantined        TEXT,
-    zeroed_gradients   INTEGER NOT NULL,
-    overflow_layers    TEXT
-);
-CREATE TABLE layer_steps (
-    key INTEGER PRIMARY KEY,
-    input_finite INTEGER NOT NULL,
-    forward_numel INTEGER, forward_min, forward_max, forward_norm,
-    grad_numel INTEGER, grad_min, grad_max, grad_norm,
-    params_numel INTEGER, params_min, params_max, params_norm,
-    param_grads_numel INTEGER, param_grads_min, param_grads_max, param_grads_norm,
-    update_ratio
 );
 CREATE TABLE float32_exponents (
     e     INTEGER PRIMARY KEY,
@@ -127,23 +92,6 @@ CREATE TABLE chunk_series (
     first_nonfinite_value,
     PRIMARY KEY (chunk, series)
 ) WITHOUT ROWID;
-CREATE TABLE chunk_layers (
-    chunk           INTEGER NOT NULL,
-    layer           INTEGER NOT NULL,
-    first_nonfinite INTEGER,
-    first_produced  INTEGER,
-    nonfinite_steps INTEGER NOT NULL,
-    forward_step INTEGER, forward_numel INTEGER, forward_nan INTEGER, forward_posinf INTEGER,
-    forward_neginf INTEGER, forward_absmax,
-    grad_step INTEGER, grad_numel INTEGER, grad_nan INTEGER, grad_posinf INTEGER,
-    grad_neginf INTEGER, grad_absmax,
-    params_step INTEGER, params_numel INTEGER, params_nan INTEGER, params_posinf INTEGER,
-    params_neginf INTEGER, params_absmax,
-    param_grads_step INTEGER, param_grads_numel INTEGER, param_grads_nan INTEGER, param_grads_posinf INTEGER,
-    param_grads_neginf INTEGER, param_grads_absmax,
-    update_ratio, forward_norm, grad_norm, params_norm, param_grads_norm,
-    PRIMARY KEY (chunk, layer)
-) WITHOUT ROWID;
 CREATE TABLE capsules (
     step          INTEGER PRIMARY KEY,
     reason        TEXT NOT NULL,
@@ -167,6 +115,34 @@ CREATE TABLE control_changes (
     new     TEXT NOT NULL
 );
 )sql";
+
+// layer_steps: a row a step and layer (key = step * layers + layer), four columns a health kind.
+std::string layerStepsTableSql()
+{
+    std::string sql = "CREATE TABLE layer_steps (\n    key INTEGER PRIMARY KEY,\n    input_finite INTEGER NOT NULL";
+    for (const HealthKindInfo &k : kHealthKinds) {
+        const std::string c = k.id;
+        sql += ",\n    " + c + "_numel INTEGER, " + c + "_min, " + c + "_max, " + c + "_norm";
+    }
+    return sql + ",\n    update_ratio\n);\n";
+}
+
+// chunk_layers: a row a chunk and layer, six columns a health kind (chunk_rows.cpp reads them by
+// position: kFirstCell, kCellColumns), the update ratio, then each kind's norm.
+std::string chunkLayersTableSql()
+{
+    std::string sql = "CREATE TABLE chunk_layers (\n    chunk INTEGER NOT NULL,\n    layer INTEGER NOT NULL,\n"
+                      "    first_nonfinite INTEGER,\n    first_produced INTEGER,\n    nonfinite_steps INTEGER NOT NULL";
+    for (const HealthKindInfo &k : kHealthKinds) {
+        const std::string c = k.id;
+        sql += ",\n    " + c + "_step INTEGER, " + c + "_numel INTEGER, " + c + "_nan INTEGER, " + c +
+               "_posinf INTEGER, " + c + "_neginf INTEGER, " + c + "_absmax";
+    }
+    sql += ",\n    update_ratio";
+    for (const HealthKindInfo &k : kHealthKinds)
+        sql += ", " + std::string(k.id) + "_norm";
+    return sql + ",\n    PRIMARY KEY (chunk, layer)\n) WITHOUT ROWID;\n";
+}
 
 // SQL that decodes a compact min or max column (see Range::Compact): a float's bits are
 // sign, 8 exponent bits and 23 mantissa bits; float32_exponents holds each exponent's power of
@@ -252,6 +228,9 @@ Origin readOrigin(const Statement &s, int first, int step, const std::vector<Lay
 void createSchema(Database &db)
 {
     db.exec(kSchema);
+    db.exec(stepsTableSql());
+    db.exec(layerStepsTableSql());
+    db.exec(chunkLayersTableSql());
     db.exec(views());
     Statement scale = db.prepare("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)");
     for (int e = 0; e < 255; ++e)  // a float's value is mantissa * 2^(e - 150); e = 0: 2^-149

@@ -62,6 +62,7 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
     run.run();
     modelPath_ = c.modelPath;
     layerCount_ = std::int64_t(layers.size());
+    layers_ = layers;
     Statement layer = db_.prepare("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)");
     for (const Layer &l : layers) {
         layer.bind(1, l.id).bind(2, l.path).bind(3, l.type);
@@ -76,50 +77,18 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
 void RunWriter::step(const StepRecord &r)
 {
     if (!insertStep_) {  // prepared once, on the writer thread
-        insertStep_ = std::make_unique<Statement>(db_.prepare(
-            "INSERT OR REPLACE INTO steps (step, loss, grad_norm, grad_norm_clipped, lr, loss_scale, skipped, "
-            "rolled_back, why, step_ms, origin_phase, origin_layer, origin_op, origin_source, origin_produced, "
-            "origin_explanation, input_numel, input_min, input_max, input_norm, input_nan, input_posinf, "
-            "input_neginf, loss_numel, loss_min, loss_max, loss_norm, loss_nan, loss_posinf, loss_neginf, "
-            "bad_samples, quarantined, zeroed_gradients, overflow_layers) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+        insertStep_ = std::make_unique<StepInsert>(db_);
         insertLayer_ = std::make_unique<Statement>(
             db_.prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
         insertNonFinite_ =
             std::make_unique<Statement>(db_.prepare("INSERT OR REPLACE INTO layer_nonfinite VALUES (?,?,?,?,?,?)"));
     }
     Statement *layer = insertLayer_.get(), *nonFinite = insertNonFinite_.get();
-    Statement &s = *insertStep_;
-    s.bind(1, r.step)
-        .bind(2, r.loss)
-        .bind(3, r.gradNorm)
-        .bind(4, r.gradNormClipped)
-        .bind(5, r.learningRate)
-        .bind(6, r.lossScale)
-        .bind(7, int(r.skipped))
-        .bind(8, int(r.rolledBack))
-        .bindText(9, r.why)
-        .bind(10, r.stepMillis);
-    if (r.origin.valid()) {
-        s.bind(11, std::string(phaseName(r.origin.phase)));
-        if (r.origin.layer >= 0)
-            s.bind(12, r.origin.layer);
-        s.bindText(13, r.origin.op).bindText(14, r.origin.source).bind(15, int(r.origin.produced));
-        s.bindText(16, r.origin.explanation);
-    }
-    bindHealthValues(s, 17, r.inputHealth);
-    bindCounts(s, 21, r.inputHealth);
-    bindHealthValues(s, 24, r.lossHealth);
-    bindCounts(s, 28, r.lossHealth);
-    s.bindText(31, indexListText(r.badSamples))
-        .bindText(32, indexListText(r.quarantined))
-        .bind(33, int(r.zeroedGradients));
-    s.bindText(34, r.overflowLayers.empty() ? std::string() : Json(r.overflowLayers).dump());
-    s.run();
+    insertStep_->run(r);
 
     const int chunk = chunkOfStep(r.step);
     if (chunk != chunk_.index) {
-        if (chunk_.steps > 0)
+        if (chunk_.tally.steps > 0)
             writeChunk(db_, chunk_);
         chunk_ = StepChunk(chunk, std::size_t(layerCount_));
     }
@@ -199,10 +168,10 @@ void RunWriter::capsule(const CapsuleBlob &c)
 
 void RunWriter::finish(const RunSummary &s)
 {
-    if (chunk_.steps > 0)
+    if (chunk_.tally.steps > 0)
         writeChunk(db_, chunk_);
     Statement u = db_.prepare("UPDATE run SET summary = ?, finished = ?");
-    u.bind(1, summaryJson(s).dump()).bind(2, utcNow());
+    u.bind(1, summaryJson(s, layers_).dump()).bind(2, utcNow());
     u.run();
 }
 

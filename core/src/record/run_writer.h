@@ -2,6 +2,7 @@
 // The SQL side of a RunRecorder: each item it queued, written into an open run file. Called on the
 // recorder's writer thread, inside the transaction of a batch; throws RunFileError.
 #include "record/sqlite_db.h"
+#include "record/step_columns.h"
 
 #include "nanscope/capsule.h"
 #include "nanscope/records.h"
@@ -32,8 +33,10 @@ public:
 
 private:
     Database &db_;
-    std::unique_ptr<Statement> insertStep_, insertLayer_, insertNonFinite_;  // prepared once
+    std::unique_ptr<StepInsert> insertStep_;  // prepared once
+    std::unique_ptr<Statement> insertLayer_, insertNonFinite_;
     std::int64_t layerCount_ = 0;                                            // the key of layer_steps
+    std::vector<Layer> layers_;                                              // the summary names them
     std::string modelPath_;    // a model run's file, embedded with the first capsule
     std::string embeddedSha_;  // once embedded
     StepChunk chunk_;  // the steps of the current chunk so far: written once a later chunk begins

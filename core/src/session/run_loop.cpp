@@ -51,8 +51,8 @@ void RunLoop::run()
             }
         }
     }
-    summary_.nonFiniteStepsPerLayer = perLayer_;
-    summary_.stepsPerSecond = activeMillis_ > 0 ? summary_.stepsRun / (activeMillis_ / 1000.0) : 0.0;
+    tally_.fill(summary_);
+    summary_.rollbacks += userRollbacks_;
     link_.notify([this](RunObserver &o) { o.runFinished(summary_); });
     setState(summary_.error.empty() ? SessionState::Finished : SessionState::Failed);
 }
@@ -67,7 +67,7 @@ void RunLoop::begin()
     trainer_ = std::make_unique<Trainer>(std::move(setup), config_);
     if (config_.parallel.active())
         joinRanks();
-    perLayer_.assign(trainer_->layers().size(), 0);
+    tally_ = StepTally(trainer_->layers().size());
     forecast_ = TrendForecast(config_.forecastHorizon);
     forecast_.reset(trainer_->layers());
     link_.notify([this](RunObserver &o) { o.runStarted(run_, trainer_->layers(), config_); });
@@ -99,10 +99,8 @@ void RunLoop::trainSteps()
 
         std::shared_ptr<StepRecord> record = trainer_->computeStep(std::exchange(retry_, false));
         record->run = run_;
-        activeMillis_ += record->stepMillis;
         noteNonFinite(*record);
         takeCapsuleIfDue(*record);
-        precision_ = controls.precision;
         if (ranks_) {  // a job decides together, never pauses
             if (!applyAcrossRanks(std::move(record)))
                 return;
@@ -158,7 +156,7 @@ void RunLoop::rollBack()
     if (!trainer_->rollback(false, &what))
         what = "no checked-finite snapshot to restore";
     raise({EventKind::Rollback, trainer_->step(), -1, what});
-    ++summary_.rollbacks;
+    ++userRollbacks_;
 }
 
 Controls RunLoop::liveControls()
@@ -180,9 +178,8 @@ void RunLoop::applyControls(const Controls &controls, int step)
 
 void RunLoop::noteNonFinite(const StepRecord &record)
 {
-    if (record.failed() && summary_.firstNonFiniteStep < 0) {
-        summary_.firstNonFiniteStep = record.step;
-        summary_.origin = record.origin;
+    if (record.failed() && !firstNonFiniteRaised_) {
+        firstNonFiniteRaised_ = true;
         Event e{EventKind::FirstNonFinite, record.step, record.origin.layer, record.origin.explanation};
         e.origin = record.origin;
         raise(e);
@@ -324,24 +321,12 @@ void RunLoop::discardAndPublish(std::shared_ptr<StepRecord> record, const std::s
 StepRecordPtr RunLoop::publish(std::shared_ptr<StepRecord> record)
 {
     const StepRecordPtr published = std::move(record);
-    account(*published);
+    tally_.add(*published);
     link_.notify([&published](RunObserver &o) { o.stepRecorded(published); });
     // Once applied: the update ratios of this step's update are in the record.
-    for (Event &warning : forecast_.add(*published, precision_, trainer_->precisionLabel()))
+    for (Event &warning : forecast_.add(*published, published->precision, trainer_->precisionLabel()))
         raise(std::move(warning));
     return published;
-}
-
-void RunLoop::account(const StepRecord &record)
-{
-    ++summary_.stepsRun;
-    summary_.nonFiniteSteps += record.nonFinite() ? 1 : 0;
-    summary_.rollbacks += record.rolledBack ? 1 : 0;
-    summary_.skippedSteps += record.skipped ? 1 : 0;
-    summary_.scalerSkippedSteps += record.overflowLayers.empty() ? 0 : 1;
-    for (std::size_t i = 0; i < record.layers.size(); ++i)
-        if (record.layers[i].nonFinite())
-            ++perLayer_[i];
 }
 
 void RunLoop::finish()
@@ -357,7 +342,6 @@ void RunLoop::finish()
 
 void RunLoop::describeState()
 {
-    summary_.quarantinedSamples.assign(trainer_->quarantined().begin(), trainer_->quarantined().end());
     summary_.finalLearningRate = trainer_->learningRate();
     summary_.finalStateFinite = trainer_->stateFinite();
     summary_.finalLossScale = trainer_->lossScale();

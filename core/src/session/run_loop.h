@@ -4,6 +4,7 @@
 // publish the record once, after the step is decided; then the summary.
 #include "session/trend_forecast.h"
 #include "nanscope/run_source.h"
+#include "nanscope/step_tally.h"
 
 #include <condition_variable>
 #include <functional>
@@ -73,7 +74,6 @@ private:
     void joinRanks();
     bool applyAcrossRanks(std::shared_ptr<StepRecord> record);
     void compareRankParameters(int step, bool final);
-    void account(const StepRecord &record);
     void finish();
     void describeState();  // the summary's final state: lr, precision, loss scale, quarantine
 
@@ -87,9 +87,9 @@ private:
     std::unique_ptr<RankSync> ranks_;  // in a data-parallel job
     RunSummary summary_;
     TrendForecast forecast_;
-    Precision precision_ = Precision::FP32;  // of the step being computed
-    std::vector<int> perLayer_;
-    double activeMillis_ = 0;
+    StepTally tally_;       // of the published records: what the summary counts
+    int userRollbacks_ = 0;  // asked for between steps: no record tells them
+    bool firstNonFiniteRaised_ = false;
     bool retry_ = false;
     const StepRecord *pausedRecord_ = nullptr;  // while waiting for a decision on it
     bool failureCapsuled_ = false;

@@ -164,6 +164,7 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     rec->learningRate = lr_;
     rec->lossScale = lossScale();
     rec->lossScaling = scaling_;
+    rec->precision = controls_.precision;
     for (auto &group : optimizer_->param_groups())
         group.options().set_lr(lr_);
 

@@ -1,0 +1,116 @@
+// Replays and capsules from the window: an opened run's step replays on a worker and shows its
+// verdict and what-ifs; a replay of a run closed meanwhile is dropped; "Save this step" keeps a
+// capsule of the next step computed.
+#include "widgets/origin_panel.h"
+#include "widgets/replay_view.h"
+#include "window/main_window.h"
+#include "window/replay_runner.h"
+
+#include "nanscope/capsule.h"
+#include "nanscope/run_file.h"
+
+#include <QAction>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QtTest>
+
+#include <algorithm>
+#include <functional>
+
+using namespace nanscope;
+
+namespace {
+
+bool runToEnd(MainWindow &w, const std::function<void()> &begin)
+{
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    begin();
+    return ended.wait(120000);
+}
+
+}  // namespace
+
+class TestReplayWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // the runs folder and settings of a test
+    void replayThisStepShowsTheVerdict();
+    void aReplayOfARunClosedIsDropped();
+    void saveThisStepKeepsACapsule();
+};
+
+void TestReplayWindow::replayThisStepShowsTheVerdict()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("large-lr-mse"));
+    live.setSteps(12);
+    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+
+    // An opened run file replays on a worker: the window answers while it does.
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    ReplayView *view = opened.originPanel()->replay();
+    auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));
+    QVERIFY(button && button->isEnabled());
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(view->verdictText().startsWith(QStringLiteral("Step 8 ")), 60000);
+    QVERIFY2(view->verdictText().contains(QStringLiteral("Reproduced bit for bit")), qPrintable(view->verdictText()));
+    QVERIFY(view->verdictText().contains(QStringLiteral("aten::addmm")));
+    const QStringList rows = view->whatIfRows();
+    QVERIFY2(rows.contains(QStringLiteral("lr=0.5 | the snapshot | finite")), qPrintable(rows.join(QLatin1Char('\n'))));
+    QVERIFY(std::any_of(rows.begin(), rows.end(), [](const QString &r) {
+        return r.startsWith(QStringLiteral("lr=0.5 | the step | non-finite"));
+    }));
+}
+
+// A replay still computing when the run it replays is closed reports nothing to the next run.
+void TestReplayWindow::aReplayOfARunClosedIsDropped()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("large-lr-mse"));
+    live.setSteps(12);
+    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
+
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    ReplayView *view = opened.originPanel()->replay();
+    QSignalSpy dropped(opened.replayRunner(), &ReplayRunner::discarded);
+    QSignalSpy finished(opened.replayRunner(), &ReplayRunner::finished);
+    view->findChild<QPushButton *>(QStringLiteral("replayStep"))->click();
+    QVERIFY(opened.replayRunner()->running());
+    opened.closeRun();  // back to training live, while the replay computes
+    QVERIFY(!opened.replayRunner()->running());
+    QVERIFY(dropped.wait(60000));
+    QCOMPARE(finished.count(), 0);
+    QVERIFY2(view->verdictText().isEmpty(), qPrintable(view->verdictText()));
+    QVERIFY(!opened.showingRecordedRun());
+}
+
+void TestReplayWindow::saveThisStepKeepsACapsule()
+{
+    MainWindow live;
+    live.selectScenario(QStringLiteral("safe-training"));
+    live.setSteps(1000000);
+    QVERIFY(live.startRun());
+    QTRY_VERIFY(live.action(QStringLiteral("pause"))->isEnabled());
+    live.action(QStringLiteral("pause"))->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(live.controller().state() == SessionState::Paused, 30000);
+    QTRY_VERIFY(live.action(QStringLiteral("saveStep"))->isEnabled());
+    const int next = live.recordsShown();
+    live.action(QStringLiteral("saveStep"))->trigger();
+    live.action(QStringLiteral("step"))->trigger();  // the next step computed is the one kept
+    QTRY_VERIFY_WITH_TIMEOUT(live.recordsShown() > next, 30000);
+    QTRY_VERIFY(live.action(QStringLiteral("stop"))->isEnabled());
+    QVERIFY(runToEnd(live, [&] { live.action(QStringLiteral("stop"))->trigger(); }));
+    const std::vector<CapsuleEntry> capsules = runFileCapsules(live.runFile().toStdString());
+    QCOMPARE(int(capsules.size()), 1);
+    QCOMPARE(capsules[0].reason, std::string(kCapsuleAsked));
+    // The next step computed after the request (one in flight when the pause came, or the step
+    // asked for), no later than the last of the run, stopped right after it.
+    QVERIFY(capsules[0].step >= next);
+    QVERIFY(capsules[0].step <= RunFile(live.runFile().toStdString()).lastStep());
+}
+
+QTEST_MAIN(TestReplayWindow)
+#include "tst_replay_window.moc"
