@@ -11,6 +11,7 @@
 
 #include <signal.h>
 
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -23,6 +24,7 @@ class TestRanks : public QObject {
 private slots:
     void theRankThatWentNonFiniteIsNamed_data();
     void theRankThatWentNonFiniteIsNamed();
+    void excludeAppliesTheFiniteRanksGradient();
     void oneRankIsAPlainRun();
     void theLossScalerBacksOffOnEveryRank();
     void ranksFromTheEnvironmentMatchTheLauncher();
@@ -141,6 +143,53 @@ void TestRanks::theRankThatWentNonFiniteIsNamed()
     QVERIFY2(text.out.startsWith(expected), qPrintable(text.out.left(300)));
     QVERIFY2(text.out.section(QLatin1Char('\n'), 0, 0).endsWith("; parameters identical on every rank"),
              qPrintable(text.out.left(300)));
+}
+
+// --on-bad-rank exclude on a step one rank's batch made non-finite: the update is the finite rank's
+// gradient alone. With plain SGD (no momentum, no weight decay, no clipping) that update's size is
+// known in advance: ||delta p|| = lr * ||g||, per layer, with g the finite rank's own gradient (its
+// record's parameter gradients, observed before the all-reduce). The record gives ||delta p|| as
+// update ratio * ||p||. Averaging over both ranks (the NaN one included) or over the world size
+// (half the step) would both miss it.
+void TestRanks::excludeAppliesTheFiniteRanksGradient()
+{
+    const QString folder = path("exclude-sgd");
+    const double lr = 0.1;
+    const Finished f = runNanscope({"run", "--scenario", "nan-input", "--steps", "8", "--ranks", "2",
+                                    "--on-bad-rank", "exclude", "--optimizer", "sgd", "--momentum", "0",
+                                    "--weight-decay", "0", "--lr", QString::number(lr), "--clip", "off", "--record",
+                                    folder});
+    QVERIFY2(f.code == 0, qPrintable(f.err));
+    const std::vector<StepRecordPtr> ranks[2] = {stepsOf(folder + "/rank-0.nsrun"), stepsOf(folder + "/rank-1.nsrun")};
+    QCOMPARE(int(ranks[0].size()), 8);
+    QCOMPARE(int(ranks[1].size()), 8);
+    int checkedLayers = 0;
+    for (int step = 0; step < 8; ++step) {
+        const StepRecord &a = *ranks[0][std::size_t(step)], &b = *ranks[1][std::size_t(step)];
+        if (a.badSamples.empty() == b.badSamples.empty())
+            continue;  // both finite (or both bad): no rank excluded
+        const StepRecord &good = a.badSamples.empty() ? a : b;
+        QVERIFY(!good.failed());
+        for (const StepRecord *r : {&a, &b}) {
+            QVERIFY(!r->skipped);  // excluded, not skipped: the update went in on both ranks
+            for (std::size_t l = 0; l < good.layers.size(); ++l) {
+                const LayerHealth &own = good.layers[l];
+                if (!own.paramGrads.present || std::isnan(r->layers[l].updateRatio))
+                    continue;  // no parameters of its own
+                const double moved = r->layers[l].updateRatio * r->layers[l].params.finiteL2;
+                const double expected = lr * own.paramGrads.finiteL2;
+                QVERIFY2(std::fabs(moved - expected) <= 1e-4 * expected + 1e-9,
+                         qPrintable(QString("step %1, rank %2, layer %3: moved %4, lr * |g| %5")
+                                        .arg(step)
+                                        .arg(r == &a ? 0 : 1)
+                                        .arg(l)
+                                        .arg(moved, 0, 'g', 9)
+                                        .arg(expected, 0, 'g', 9)));
+                ++checkedLayers;
+            }
+        }
+    }
+    QVERIFY(checkedLayers > 0);
 }
 
 void TestRanks::oneRankIsAPlainRun()
