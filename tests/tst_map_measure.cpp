@@ -44,7 +44,9 @@ void TestMapMeasure::measuresOfAMergedColumn_data()
     add("update ratio: none measured", MapMeasure::UpdateRatio, Precision::FP32, 1, kNaN);
     add("gradient norm: the largest step", MapMeasure::GradNorm, Precision::FP32, 0, std::log10(40.0));
     add("gradient norm of zeros", MapMeasure::GradNorm, Precision::FP32, 1, kZeroValue);
-    add("NaN fraction", MapMeasure::NonFinite, Precision::FP32, 1, 0.2 + 0.8 * 1.0);
+    // Layer 1's step 3 is all +Inf (100 of 100): the top of the scale, dark red. Not a copy of the
+    // formula: any fraction above 0 starts at 0.2 (the README's "at least orange") and 1 is 1.
+    add("NaN fraction", MapMeasure::NonFinite, Precision::FP32, 1, 1.0);
 }
 
 void TestMapMeasure::measuresOfAMergedColumn()
