@@ -92,7 +92,9 @@ void ProgressLine::stepRecorded(const StepRecordPtr &record)
     d_->printed = true;
 }
 
-int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err);
+// One file's report; `summary`, when given, gets its {"type": "summary", ...} line.
+int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err,
+               nlohmann::ordered_json *summary = nullptr);
 
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
@@ -115,13 +117,9 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         const int rank = r.rank;
         std::ostringstream one, failed;
         try {
-            code = std::max(code, reportFile(r.path, json, one, failed));
-            std::ostringstream summary, ignored;
-            if (!json)  // the verdict reads the JSON summary
-                reportFile(r.path, true, summary, ignored);
-            std::istringstream lines(json ? one.str() : summary.str());
-            for (std::string line; std::getline(lines, line);)
-                verdict.line(rank, nlohmann::json::parse(line, nullptr, false));
+            nlohmann::ordered_json summary;
+            code = std::max(code, reportFile(r.path, json, one, failed, &summary));
+            verdict.line(rank, nlohmann::json(summary));
             for (const Event &e : RunFile(r.path).readEvents(0))
                 verdict.line(rank, {{"type", "event"}, {"kind", eventKindId(e.kind)}, {"text", e.text}});
         } catch (const std::exception &e) {  // a rank's file that cannot be read: the others still report
@@ -149,7 +147,8 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     return code;
 }
 
-int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err)
+int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err,
+               nlohmann::ordered_json *summary)
 {
     RecordedRunOptions options;
     options.follow = false;
@@ -161,6 +160,8 @@ int reportFile(const std::string &path, bool json, std::ostream &out, std::ostre
     run.wait();
     run.removeObserver(&printer);
     const RunSummary s = printer.summary();
+    if (summary)
+        *summary = printer.summaryLine();
     if (!s.error.empty()) {
         err << "nanscope: " << s.error << '\n';
         return 1;

@@ -149,19 +149,25 @@ void RunPrinter::runFinished(const RunSummary &s)
     std::lock_guard<std::mutex> lock(mutex_);
     summary_ = s;
     if (json_)
-        printSummaryJson(s);
+        out_ << jsonLine(summaryLine(s)) << '\n';
     else if (s.error.empty() || summaryOnly_)  // main() prints the one-line error; `report` the steps before it too
         printSummaryText(s);
 }
 
 // The run file's summary schema (nanscope/run_json.h), with the line's type first.
-void RunPrinter::printSummaryJson(const RunSummary &s)
+Json RunPrinter::summaryLine(const RunSummary &s) const
 {
     Json j{{"type", "summary"}};
     const Json summary = summaryJson(s, layers_);
     for (auto it = summary.begin(); it != summary.end(); ++it)
         j[it.key()] = it.value();
-    out_ << jsonLine(j) << '\n';
+    return j;
+}
+
+Json RunPrinter::summaryLine() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return summaryLine(summary_);
 }
 
 void RunPrinter::printSummaryText(const RunSummary &s)

@@ -3,6 +3,8 @@
 // per line (step, event, summary).
 #include "nanscope/run_source.h"
 
+#include <nlohmann/json.hpp>
+
 #include <mutex>
 #include <ostream>
 #include <string>
@@ -26,11 +28,13 @@ public:
     void runFinished(const RunSummary &s) override;
 
     RunSummary summary() const;
+    // The summary as `--json` prints it: {"type": "summary", ...} in the run file's schema.
+    nlohmann::ordered_json summaryLine() const;
 
 private:
     void printStepJson(const StepRecord &r);
     void printStepText(const StepRecord &r);
-    void printSummaryJson(const RunSummary &s);
+    nlohmann::ordered_json summaryLine(const RunSummary &s) const;
     void printSummaryText(const RunSummary &s);
 
     mutable std::mutex mutex_;
