@@ -294,14 +294,10 @@ void TestRunWindow::aReopenedRunKeepsEachStepsPrecision()
     live.selectScenario(QStringLiteral("large-lr-mse"));
     live.setSteps(12);
     QCheckBox *pause = nullptr;
-    QComboBox *precision = nullptr;
+    QComboBox *precision = live.controlPanel()->precisionBox();
     for (QCheckBox *box : live.controlPanel()->findChildren<QCheckBox *>())
         if (box->text().startsWith(QLatin1String("Pause on non-finite")))
             pause = box;
-    for (QComboBox *box : live.controlPanel()->findChildren<QComboBox *>())
-        if (box->count() == 3 && box->itemData(1).toInt() == int(Precision::FP16) &&
-            box->itemData(2).toInt() == int(Precision::BF16))
-            precision = box;
     QVERIFY(pause && precision);
     pause->setChecked(true);
     QSignalSpy ended(&live, &MainWindow::runEnded);
@@ -309,7 +305,7 @@ void TestRunWindow::aReopenedRunKeepsEachStepsPrecision()
     QTRY_VERIFY_WITH_TIMEOUT(live.originPanel()->awaitingDecision(), 60000);
     QCOMPARE(live.nanMap()->precision(), Precision::FP32);
     pause->setChecked(false);
-    precision->setCurrentIndex(1);  // fp16 from the next step on
+    precision->setCurrentIndex(precision->findData(int(Precision::FP16)));  // from the next step on
     for (QPushButton *b : live.originPanel()->findChildren<QPushButton *>())
         if (b->text() == QLatin1String("&Continue"))
             b->click();
