@@ -1,11 +1,14 @@
 #pragma once
 // Test helper: a record, an event or a health read back from a run file is the one that was
-// recorded, bit for bit (a NaN equals a NaN; ids of the run are not compared).
+// recorded, bit for bit (a NaN equals a NaN; ids of the run are not compared); two summaries that
+// say the same.
 #include "nanscope/records.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <cmath>
+#include <vector>
 
 namespace nanscope::testing {
 
@@ -120,6 +123,50 @@ inline QString diffEvent(const Event &a, const Event &b)
         if (a.changes[i].control != b.changes[i].control || a.changes[i].before != b.changes[i].before ||
             a.changes[i].after != b.changes[i].after)
             return QString("event: control change %1 differs").arg(i);
+    return {};
+}
+
+// Empty when two summaries say the same (every field), else the first difference.
+inline QString diffSummary(const RunSummary &a, const RunSummary &b)
+{
+    const auto differs = [](const char *what, const QString &x, const QString &y) {
+        return QString("%1: %2, read %3").arg(what, x, y);
+    };
+    const auto n = [](double v) { return QString::number(v, 'g', 17); };
+    const auto ids = [](const auto &v) {
+        QStringList out;
+        for (const auto &i : v)
+            out << QString::number(i);
+        return out.join(' ');
+    };
+    if (a.source != b.source)
+        return differs("source", a.source.c_str(), b.source.c_str());
+    if (a.stepsRun != b.stepsRun || a.nonFiniteSteps != b.nonFiniteSteps || a.firstNonFiniteStep != b.firstNonFiniteStep)
+        return differs("steps, non-finite, first", ids(std::vector<int>{a.stepsRun, a.nonFiniteSteps, a.firstNonFiniteStep}),
+                       ids(std::vector<int>{b.stepsRun, b.nonFiniteSteps, b.firstNonFiniteStep}));
+    if (const QString d = diffOrigin(a.origin, b.origin); !d.isEmpty())
+        return "origin: " + d;
+    if (a.rollbacks != b.rollbacks || a.skippedSteps != b.skippedSteps || a.scalerSkippedSteps != b.scalerSkippedSteps)
+        return differs("rollbacks, skipped, scaler-skipped",
+                       ids(std::vector<int>{a.rollbacks, a.skippedSteps, a.scalerSkippedSteps}),
+                       ids(std::vector<int>{b.rollbacks, b.skippedSteps, b.scalerSkippedSteps}));
+    if (a.nonFiniteStepsPerLayer != b.nonFiniteStepsPerLayer)
+        return differs("per layer", ids(a.nonFiniteStepsPerLayer), ids(b.nonFiniteStepsPerLayer));
+    if (a.quarantinedSamples != b.quarantinedSamples)
+        return differs("quarantined", ids(a.quarantinedSamples), ids(b.quarantinedSamples));
+    // Steps per second is a sum of step times: summed by chunks it may differ in the last digits.
+    if (!same(a.finalLearningRate, b.finalLearningRate) || !same(a.finalLossScale, b.finalLossScale) ||
+        std::fabs(a.stepsPerSecond - b.stepsPerSecond) > 1e-12 * std::fabs(a.stepsPerSecond))
+        return differs("lr, scale, steps/s",
+                       n(a.finalLearningRate) + " " + n(a.finalLossScale) + " " + n(a.stepsPerSecond),
+                       n(b.finalLearningRate) + " " + n(b.finalLossScale) + " " + n(b.stepsPerSecond));
+    if (a.precision != b.precision || a.optimizer != b.optimizer || a.error != b.error)
+        return differs("precision, optimizer, error", QString::fromStdString(a.precision + " | " + a.optimizer + " | " + a.error),
+                       QString::fromStdString(b.precision + " | " + b.optimizer + " | " + b.error));
+    if (a.stoppedByPolicy != b.stoppedByPolicy || a.finalStateFinite != b.finalStateFinite || a.finished != b.finished)
+        return differs("stopped, final state finite, finished",
+                       ids(std::vector<int>{a.stoppedByPolicy, a.finalStateFinite, a.finished}),
+                       ids(std::vector<int>{b.stoppedByPolicy, b.finalStateFinite, b.finished}));
     return {};
 }
 

@@ -9,6 +9,8 @@
 #include "nanscope/capsule.h"
 #include "nanscope/run_file.h"
 
+#include "window_runs.h"
+
 #include <QAction>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -19,14 +21,16 @@
 #include <functional>
 
 using namespace nanscope;
+using nanscope::testing::runToEnd;
 
 namespace {
 
-bool runToEnd(MainWindow &w, const std::function<void()> &begin)
+// large-lr-mse's 12 steps trained in `live` (non-finite from step 8), its run file opened in `opened`.
+bool openedLargeLrMse(MainWindow &live, MainWindow &opened)
 {
-    QSignalSpy ended(&w, &MainWindow::runEnded);
-    begin();
-    return ended.wait(120000);
+    live.selectScenario(QStringLiteral("large-lr-mse"));
+    live.setSteps(12);
+    return runToEnd(live, [&] { live.startRun(); }) && runToEnd(opened, [&] { opened.openRun(live.runFile()); });
 }
 
 }  // namespace
@@ -42,14 +46,9 @@ private slots:
 
 void TestReplayWindow::replayThisStepShowsTheVerdict()
 {
-    MainWindow live;
-    live.selectScenario(QStringLiteral("large-lr-mse"));
-    live.setSteps(12);
-    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
-
     // An opened run file replays on a worker: the window answers while it does.
-    MainWindow opened;
-    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    MainWindow live, opened;
+    QVERIFY(openedLargeLrMse(live, opened));
     ReplayView *view = opened.originPanel()->replay();
     auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));
     QVERIFY(button && button->isEnabled());
@@ -67,13 +66,8 @@ void TestReplayWindow::replayThisStepShowsTheVerdict()
 // A replay still computing when the run it replays is closed reports nothing to the next run.
 void TestReplayWindow::aReplayOfARunClosedIsDropped()
 {
-    MainWindow live;
-    live.selectScenario(QStringLiteral("large-lr-mse"));
-    live.setSteps(12);
-    QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
-
-    MainWindow opened;
-    QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
+    MainWindow live, opened;
+    QVERIFY(openedLargeLrMse(live, opened));
     ReplayView *view = opened.originPanel()->replay();
     QSignalSpy dropped(opened.replayRunner(), &ReplayRunner::discarded);
     QSignalSpy finished(opened.replayRunner(), &ReplayRunner::finished);

@@ -14,6 +14,7 @@
 #include "nanscope/run_file.h"
 
 #include "watchdog.h"
+#include "window_runs.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -34,17 +35,7 @@
 #include <QtTest>
 
 using namespace nanscope;
-
-namespace {
-
-bool runToEnd(MainWindow &w, const std::function<void()> &begin)
-{
-    QSignalSpy ended(&w, &MainWindow::runEnded);
-    begin();
-    return ended.wait(120000);
-}
-
-}  // namespace
+using nanscope::testing::runToEnd;
 
 class TestRunWindow : public QObject {
     Q_OBJECT
