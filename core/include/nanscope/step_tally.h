@@ -10,7 +10,7 @@
 namespace nanscope {
 
 struct StepTally {
-    int steps = 0;  // records (a retried step counts each time, as a live view shows it)
+    int steps = 0;  // published records (a step re-run after a rollback counts each time)
     int nonFiniteSteps = 0;
     int rollbacks = 0;
     int skippedSteps = 0;        // updates not applied

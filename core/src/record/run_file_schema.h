@@ -1,5 +1,5 @@
 #pragma once
-// The run file's schema, version 1 (docs/run-file.md is its description for users), and the one
+// The run file's schema (docs/run-file.md is its description for users), and the one
 // encoding of a TensorHealth as columns, shared by the writer and the reader.
 #include "record/sqlite_db.h"
 

@@ -75,7 +75,7 @@ private:
     bool applyAcrossRanks(std::shared_ptr<StepRecord> record);
     void compareRankParameters(int step, bool final);
     void finish();
-    void describeState();  // the summary's final state: lr, precision, loss scale, quarantine
+    void describeState();  // the summary's final state: lr, precision, loss scale, optimizer
 
     void raise(Event event);
     void setState(SessionState state);
