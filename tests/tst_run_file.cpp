@@ -60,6 +60,8 @@ void compareRun(const RunCollector &live, const RunFile &file)
     SummaryBuilder builder(file.info(), file.layers().size());
     for (const StepRecordPtr &r : read)
         builder.add(*r);
+    for (const Event &e : events)
+        builder.add(e);
     const RunSummary &a = live.summary, built = builder.summary();
     QCOMPARE(built.stepsRun, a.stepsRun);
     QCOMPARE(built.firstNonFiniteStep, a.firstNonFiniteStep);

@@ -1,6 +1,8 @@
 // The session's live behaviour: controls at the next step, pause before the update, stop, step N.
 #include "run_collector.h"
 
+#include "nanscope/recorded_run.h"
+
 #include <QtTest>
 
 #include <algorithm>
@@ -64,6 +66,7 @@ private Q_SLOTS:
     void pauseOnNonFiniteLeavesTheWeightsUntouched();
     void otherDecisionsOnAPausedStep_data();
     void otherDecisionsOnAPausedStep();
+    void aRetryKeepsWhatItsFirstAttemptQuarantined();
     void stopMidRunReturnsPromptly();
     void stepWhilePausedRunsExactlyThatMany();
     void badConfigurationIsRefusedWithAMessage();
@@ -217,7 +220,54 @@ void TestSession::otherDecisionsOnAPausedStep()
         for (const LayerHealth &l : next.layers)
             QVERIFY(!l.params.hasNonFinite());
         QCOMPARE(c.summary.rollbacks, 1);
+        // Read back from an unfinished file, the rollback the user asked for between steps is
+        // still counted: no record says it, its event does.
+        SummaryBuilder built(RunFileInfo{}, c.layers.size());
+        for (const StepRecordPtr &r : c.records)
+            built.add(*r);
+        for (const Event &e : c.events)
+            built.add(e);
+        QCOMPARE(built.summary().rollbacks, 1);
     }
+}
+
+// Step 3 draws a NaN sample, which the policy quarantines, and a flipped weight makes the loss
+// infinite: the run pauses on a step whose batch is already clean. Its retry trains the clean batch
+// (the flip was for that attempt only); the sample it left out stays in the step's row and the summary.
+void TestSession::aRetryKeepsWhatItsFirstAttemptQuarantined()
+{
+    RunConfig config;
+    config.scenario = "large-lr-ce";
+    config.steps = 6;
+    config.nanSample.step = 3;
+    config.fault.step = 3;
+    config.fault.layer = "fc";
+    Controls controls;
+    controls.learningRate = 1e-3;
+    controls.pauseOnNonFinite = true;
+    controls.recovery.quarantineSamples = true;
+    config.controls = controls;
+    Session session;
+    RunCollector c;
+    session.addObserver(&c);
+    QVERIFY(session.start(config));
+    QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
+    session.decidePausedStep(PausedStepDecision::Retry);
+    QVERIFY(session.wait(30000));
+    std::lock_guard<std::mutex> lock(c.mutex);
+    QVERIFY2(c.summary.error.empty(), c.summary.error.c_str());
+    QCOMPARE(c.summary.stepsRun, 6);
+    const StepRecord &retried = *c.records.at(3);
+    QCOMPARE(retried.step, 3);
+    QVERIFY(!retried.failed());
+    QVERIFY(retried.badSamples.empty());  // the batch it trained on had been cleaned
+    QCOMPARE(retried.quarantined.size(), std::size_t(1));
+    const auto named = std::find_if(c.events.begin(), c.events.end(), [](const Event &e) {
+        return e.kind == EventKind::Recovery && e.step == 3 && e.text.rfind("quarantined samples ", 0) == 0;
+    });
+    QVERIFY(named != c.events.end());
+    QCOMPARE(named->text, "quarantined samples " + std::to_string(retried.quarantined[0]));
+    QVERIFY(c.summary.quarantinedSamples == retried.quarantined);
 }
 
 void TestSession::stopMidRunReturnsPromptly()

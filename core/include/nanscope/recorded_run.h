@@ -43,6 +43,7 @@ public:
     explicit SummaryBuilder(const RunFileInfo &info, std::size_t layers);
     void add(const StepRecord &record);
     void add(const StepChunk &chunk);
+    void add(const Event &event);  // Rollback events are what the summary's rollbacks count
     RunSummary summary() const;
 
 private:

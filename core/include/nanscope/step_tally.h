@@ -12,7 +12,7 @@ namespace nanscope {
 struct StepTally {
     int steps = 0;  // published records (a step re-run after a rollback counts each time)
     int nonFiniteSteps = 0;
-    int rollbacks = 0;
+    int rollbacks = 0;  // steps the recovery policy rolled back (a summary counts Rollback events)
     int skippedSteps = 0;        // updates not applied
     int scalerSkippedSteps = 0;  // of those, skipped by the loss scaler for overflowing gradients
     double stepMillis = 0.0;
@@ -26,7 +26,8 @@ struct StepTally {
     void add(const StepRecord &record);
     void add(const StepTally &later);  // a later stretch of the same run
     // Into a summary: the counts, the first non-finite step and its origin, the per-layer counts,
-    // the quarantined samples (sorted, once each) and the speed in steps per second.
+    // the quarantined samples (sorted, once each) and the speed in steps per second. Not the
+    // rollbacks: the user's happen between steps, so a summary counts the Rollback events.
     void fill(RunSummary &summary) const;
 };
 

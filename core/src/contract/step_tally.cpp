@@ -49,7 +49,6 @@ void StepTally::fill(RunSummary &s) const
     s.nonFiniteSteps = nonFiniteSteps;
     s.firstNonFiniteStep = firstOrigin.valid() ? firstOrigin.step : -1;
     s.origin = firstOrigin;
-    s.rollbacks = rollbacks;
     s.skippedSteps = skippedSteps;
     s.scalerSkippedSteps = scalerSkippedSteps;
     if (s.nonFiniteStepsPerLayer.size() < nonFiniteStepsPerLayer.size())

@@ -30,6 +30,8 @@ void SummaryBuilder::add(const StepRecord &r)
 // played step by step.
 void SummaryBuilder::add(const StepChunk &c) { tally_.add(c.tally); }
 
+void SummaryBuilder::add(const Event &e) { s_.rollbacks += e.kind == EventKind::Rollback ? 1 : 0; }
+
 RunSummary SummaryBuilder::summary() const
 {
     RunSummary s = s_;
@@ -166,6 +168,8 @@ void RecordedRun::play(int run)
             std::size_t n = 0;
             while (n < pendingEvents.size() && pendingEvents[n].step <= step)
                 ++n;
+            for (std::size_t i = 0; i < n; ++i)
+                builder.add(pendingEvents[i]);
             for (std::size_t i = 0; i < n; ++i)
                 observers_.forEach([&](RunObserver &o) { o.eventRaised(pendingEvents[i]); });
             pendingEvents.erase(pendingEvents.begin(), pendingEvents.begin() + std::ptrdiff_t(n));

@@ -52,7 +52,6 @@ void RunLoop::run()
         }
     }
     tally_.fill(summary_);
-    summary_.rollbacks += userRollbacks_;
     link_.notify([this](RunObserver &o) { o.runFinished(summary_); });
     setState(summary_.error.empty() ? SessionState::Finished : SessionState::Failed);
 }
@@ -100,6 +99,7 @@ void RunLoop::trainSteps()
         std::shared_ptr<StepRecord> record = trainer_->computeStep(std::exchange(retry_, false));
         record->run = run_;
         noteNonFinite(*record);
+        keepQuarantinedOfRetry(*record);
         takeCapsuleIfDue(*record);
         if (ranks_) {  // a job decides together, never pauses
             if (!applyAcrossRanks(std::move(record)))
@@ -121,6 +121,7 @@ void RunLoop::trainSteps()
             break;
         case Outcome::Retry:  // the same batch again: this record is superseded, never published
             trainer_->discardStep(*record, true);
+            retryQuarantined_ = record->quarantined;  // the batch left them out: the retry draws clean
             raise({EventKind::Recovery, record->step, -1, "retrying the step"});
             retry_ = true;
             break;
@@ -156,7 +157,6 @@ void RunLoop::rollBack()
     if (!trainer_->rollback(false, &what))
         what = "no checked-finite snapshot to restore";
     raise({EventKind::Rollback, trainer_->step(), -1, what});
-    ++userRollbacks_;
 }
 
 Controls RunLoop::liveControls()
@@ -190,6 +190,18 @@ void RunLoop::noteNonFinite(const StepRecord &record)
             text += " " + std::to_string(i);
         raise({EventKind::Recovery, record.step, -1, text});
     }
+}
+
+// The retried step's record names what its superseded attempt quarantined (their event is
+// raised already), so the file's rows, the tally and the summary all keep them.
+void RunLoop::keepQuarantinedOfRetry(StepRecord &record)
+{
+    std::vector<std::int64_t> carried = std::exchange(retryQuarantined_, {});
+    for (std::int64_t i : record.quarantined)
+        if (std::find(carried.begin(), carried.end(), i) == carried.end())
+            carried.push_back(i);
+    if (!carried.empty())
+        record.quarantined = std::move(carried);
 }
 
 bool RunLoop::takeCapsuleRequest()
@@ -352,6 +364,7 @@ void RunLoop::describeState()
 void RunLoop::raise(Event event)
 {
     event.run = run_;
+    summary_.rollbacks += event.kind == EventKind::Rollback ? 1 : 0;
     link_.notify([&event](RunObserver &o) { o.eventRaised(event); });
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // One run on the session's worker thread, as named steps: build, then for each step wait for a
 // go, apply the user's controls, compute, decide (apply, pause for the user, skip, retry) and
-// publish the record once, after the step is decided; then the summary.
+// publish the record once, after the step is decided; then the summary. The summary counts the
+// published records: an attempt the user retried is not one, so a retry that heals leaves the
+// summary without a first non-finite step, while the FirstNonFinite event of what the user saw
+// stays in the events.
 #include "session/trend_forecast.h"
 #include "nanscope/run_source.h"
 #include "nanscope/step_tally.h"
@@ -55,6 +58,7 @@ private:
     Controls liveControls();
     void applyControls(const Controls &controls, int step);
     void noteNonFinite(const StepRecord &record);
+    void keepQuarantinedOfRetry(StepRecord &record);
     // A capsule of the step just computed, when it is the first to fail, carries the injected
     // fault, is one of config.capsuleSteps or was asked for.
     void takeCapsuleIfDue(const StepRecord &record);
@@ -77,7 +81,7 @@ private:
     void finish();
     void describeState();  // the summary's final state: lr, precision, loss scale, optimizer
 
-    void raise(Event event);
+    void raise(Event event);  // a Rollback event, the policy's or the user's, counts in the summary
     void setState(SessionState state);
 
     RunLoopLink &link_;
@@ -87,10 +91,10 @@ private:
     std::unique_ptr<RankSync> ranks_;  // in a data-parallel job
     RunSummary summary_;
     TrendForecast forecast_;
-    StepTally tally_;       // of the published records: what the summary counts
-    int userRollbacks_ = 0;  // asked for between steps: no record tells them
+    StepTally tally_;  // of the published records: what the summary counts
     bool firstNonFiniteRaised_ = false;
     bool retry_ = false;
+    std::vector<std::int64_t> retryQuarantined_;  // by the attempt a retry superseded
     const StepRecord *pausedRecord_ = nullptr;  // while waiting for a decision on it
     bool failureCapsuled_ = false;
     bool faultReported_ = false;
