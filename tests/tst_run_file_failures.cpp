@@ -149,6 +149,8 @@ void TestRunFileFailures::badFiles_data()
                                << "damaged";
     QTest::newRow("corrupted pages") << "corrupted"
                                      << "damaged";
+    QTest::newRow("a format-2 column dropped") << "no-column"
+                                               << "the file is damaged (the steps table has no column grad_norm)";
     QTest::newRow("newer version") << "newer"
                                    << "newer NaNScope";
     QTest::newRow("locked by a writer") << "locked"
@@ -189,10 +191,14 @@ void TestRunFileFailures::badFiles()
         for (int i = 3 * 4096; i < broken.size(); ++i)
             broken[i] = char(0xA5 ^ (i * 31));
         writeBytes(path, broken);
-    } else if (kind == "newer" || kind == "locked") {
+    } else if (kind == "newer" || kind == "locked" || kind == "no-column") {
         writeBytes(path, bytes);
         sqlite3_open(path.toUtf8().constData(), &lock);
-        if (kind == "newer") {
+        if (kind == "no-column") {  // read as a format-1 file would be, it showed zero norms
+            QCOMPARE(sqlite3_exec(lock, "ALTER TABLE steps DROP COLUMN grad_norm", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(lock);
+            lock = nullptr;
+        } else if (kind == "newer") {
             QCOMPARE(sqlite3_exec(lock, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
             sqlite3_close(lock);
             lock = nullptr;

@@ -88,6 +88,7 @@ RunFile::RunFile(const std::string &path) : d_(std::make_unique<Impl>())
     d_->layers = record::readCheckedLayers(db, path);  // first: the summary names layers
     d_->readRunRow();
     d_->hasChunks = record::hasChunkTables(db);
+    record::checkStepColumns(db, path, int(version));
     record::checkStepNumbers(db, path);
 }
 

@@ -2,6 +2,7 @@
 
 #include "nanscope/run_file.h"
 #include "record/sqlite_db.h"
+#include "record/step_columns.h"
 
 #include <limits>
 
@@ -63,6 +64,19 @@ std::vector<Layer> readCheckedLayers(Database &db, const std::string &path)
         layers[i].parent = int(parents[i]);
     }
     return layers;
+}
+
+void checkStepColumns(Database &db, const std::string &path, int formatVersion)
+{
+    const std::vector<std::string> missing = missingStepColumns(db, formatVersion);
+    if (missing.empty())
+        return;
+    std::string names;
+    for (std::size_t i = 0; i < missing.size() && i < 3; ++i)
+        names += (i ? ", " : "") + missing[i];
+    if (missing.size() > 3)
+        names += " and " + std::to_string(missing.size() - 3) + " more";
+    throw damaged(path, std::string("the steps table has no column") + (missing.size() > 1 ? "s " : " ") + names);
 }
 
 void checkStepNumbers(Database &db, const std::string &path)

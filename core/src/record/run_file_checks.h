@@ -15,6 +15,10 @@ class Database;
 // ("PATH: layer 3 is its own ancestor") otherwise.
 std::vector<Layer> readCheckedLayers(Database &db, const std::string &path);
 
+// Throws RunFileError when the steps table lacks a column its format version has ("PATH: the file
+// is damaged (the steps table has no column loss)"): readers would otherwise show it as zero.
+void checkStepColumns(Database &db, const std::string &path, int formatVersion);
+
 // Throws RunFileError when a step number is negative or beyond an int.
 void checkStepNumbers(Database &db, const std::string &path);
 

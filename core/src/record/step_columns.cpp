@@ -1,6 +1,7 @@
 #include "record/step_columns.h"
 
 #include "record/run_file_json.h"
+#include "record/run_file_schema.h"
 
 #include "nanscope/precision.h"
 
@@ -102,9 +103,8 @@ void addHealth(std::vector<StepColumn> &c, const std::string &prefix, TensorHeal
           [](TensorHealth &h, const Statement &s, int i) { h.min = s.real(i); });
     value("_max", "", [](const TensorHealth &h) { return h.max; },
           [](TensorHealth &h, const Statement &s, int i) {
-              h.max = s.real(i);  // absMax is max(|min|, |max|), as every health kernel computes it: not stored
-              h.absMax = std::isnan(h.min) ? std::numeric_limits<double>::quiet_NaN()
-                                           : std::fmax(std::fabs(h.min), std::fabs(h.max));
+              h.max = s.real(i);
+              h.absMax = absMaxOf(h.min, h.max);  // not stored: see readHealthValues
           });
     value("_norm", "", [](const TensorHealth &h) { return h.finiteL2; },
           [](TensorHealth &h, const Statement &s, int i) { h.finiteL2 = s.real(i); });
@@ -253,12 +253,18 @@ std::string insertSql(const std::vector<const StepColumn *> &columns)
     return "INSERT OR REPLACE INTO steps (" + names(columns) + ") VALUES (" + values + ")";
 }
 
-std::vector<const StepColumn *> readableColumns(Database &db)
+std::vector<std::string> presentColumns(Database &db)
 {
     std::vector<std::string> present;
     Statement info = db.prepare("SELECT name FROM pragma_table_xinfo('steps')");
     while (info.step())
         present.push_back(info.text(0));
+    return present;
+}
+
+std::vector<const StepColumn *> readableColumns(Database &db)
+{
+    const std::vector<std::string> present = presentColumns(db);
     std::vector<const StepColumn *> out;
     for (const StepColumn &c : stepColumns())
         if (c.read && std::find(present.begin(), present.end(), c.name) != present.end())
@@ -267,6 +273,16 @@ std::vector<const StepColumn *> readableColumns(Database &db)
 }
 
 }  // namespace
+
+std::vector<std::string> missingStepColumns(Database &db, int formatVersion)
+{
+    const std::vector<std::string> present = presentColumns(db);
+    std::vector<std::string> missing;
+    for (const StepColumn &c : stepColumns())
+        if (c.since <= formatVersion && std::find(present.begin(), present.end(), c.name) == present.end())
+            missing.push_back(c.name);
+    return missing;
+}
 
 StepInsert::StepInsert(Database &db) : columns_(writtenColumns()), insert_(db.prepare(insertSql(columns_))) {}
 

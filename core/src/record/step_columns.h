@@ -62,6 +62,9 @@ private:
     Statement select_;
 };
 
+// The columns a file of `formatVersion` must have and lacks: a damaged file, not an earlier layout.
+std::vector<std::string> missingStepColumns(Database &db, int formatVersion);
+
 // CSV: a header of the exported columns' names (and the derived `nonfinite`) and one row a step.
 std::string stepCsvHeader();
 std::string stepCsvRow(const StepRecord &r, const std::vector<Layer> &layers);
