@@ -15,8 +15,6 @@ Json jsonNumber(double v)
     return std::strtod(text, nullptr);
 }
 
-Json textOrNull(const std::string &text) { return text.empty() ? Json() : Json(text); }
-
 std::string jsonLine(const Json &j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace nanscope::cli

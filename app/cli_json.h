@@ -7,15 +7,12 @@
 
 namespace nanscope::cli {
 
-using Json = nlohmann::ordered_json;
+// Json, numberJson and textOrNull come from nanscope/run_json.h.
 
 // A measured value as numberJson writes it, finite values kept to 9 significant digits, as the
 // command line has always written them: enough to give back every float a tensor holds, without a
 // double's noise in the last digits.
 Json jsonNumber(double v);
-
-// null for an empty text (an op or a source line nobody could name), else the text.
-Json textOrNull(const std::string &text);
 
 // One compact line, without its newline. Text that is not UTF-8 (a file name) is replaced by
 // U+FFFD rather than thrown on: the line still gets out.

@@ -16,6 +16,8 @@ using Json = nlohmann::ordered_json;
 Json numberJson(double v);
 double numberFrom(const Json &j);  // the inverse; a missing or unreadable value reads as NaN
 
+Json textOrNull(const std::string &text);  // null for an empty text (an op nobody could name)
+
 // {"step", "phase", "layer" (the path; null: no layer), "layer_id", "op", "source", "produced",
 // "chain", "explanation"}; an empty op, source or chain is null.
 Json originJson(const Origin &o);

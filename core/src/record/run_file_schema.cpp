@@ -270,9 +270,13 @@ TensorHealth readHealthValues(const Statement &s, int first, Range range)
     h.min = readRange(s, first + 1, range);
     h.max = readRange(s, first + 2, range);
     h.finiteL2 = s.real(first + 3);
-    h.absMax =
-        std::isnan(h.min) ? std::numeric_limits<double>::quiet_NaN() : std::fmax(std::fabs(h.min), std::fabs(h.max));
+    h.absMax = absMaxOf(h.min, h.max);
     return h;
+}
+
+double absMaxOf(double min, double max)
+{
+    return std::isnan(min) ? std::numeric_limits<double>::quiet_NaN() : std::fmax(std::fabs(min), std::fabs(max));
 }
 
 void readCounts(const Statement &s, int first, TensorHealth &h)

@@ -35,6 +35,7 @@ void bindCounts(Statement &s, int first, const TensorHealth &h);
 // The inverse, reading columns from `first` on: numel, min, max, norm. absMax is
 // max(|min|, |max|), as every health kernel computes it, so it is not stored.
 TensorHealth readHealthValues(const Statement &s, int first, Range range = Range::Plain);
+double absMaxOf(double min, double max);  // NaN when min is (nothing finite was seen)
 void readCounts(const Statement &s, int first, TensorHealth &h);
 
 // An origin from the columns phase, layer, op, source, produced, explanation (from `first` on), as

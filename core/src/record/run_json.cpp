@@ -11,11 +11,7 @@ namespace nanscope {
 using record::jsonNumber;
 using record::jsonValue;
 
-namespace {
-
 Json textOrNull(const std::string &text) { return text.empty() ? Json() : Json(text); }
-
-}  // namespace
 
 Json numberJson(double v)
 {
