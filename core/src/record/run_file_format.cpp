@@ -1,0 +1,84 @@
+// The format definition of nanscope/run_file_format.h, built from the same tables the C++ writer
+// uses: the schema as createSchema makes it, the steps columns, the summary as summaryJson writes it.
+#include "nanscope/run_file_format.h"
+
+#include "nanscope/health_kinds.h"
+#include "nanscope/precision.h"
+#include "nanscope/run_json.h"
+#include "nanscope/step_chunk.h"
+#include "record/run_file_schema.h"
+#include "record/sqlite_db.h"
+#include "record/step_columns.h"
+
+namespace nanscope {
+
+namespace {
+
+Json schemaStatements(record::Database &db)
+{
+    Json sql = Json::array();
+    record::Statement s = db.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid");
+    while (s.step())
+        sql.push_back(s.text(0) + ";");
+    return sql;
+}
+
+Json exponentRows(record::Database &db)
+{
+    Json rows = Json::array();
+    record::Statement s = db.prepare("SELECT e, scale FROM float32_exponents ORDER BY e");
+    while (s.step())
+        rows.push_back(Json::array({s.integer(0), s.real(1)}));
+    return rows;
+}
+
+Json keysOf(const Json &object)
+{
+    Json keys = Json::array();
+    for (auto it = object.begin(); it != object.end(); ++it)
+        keys.push_back(it.key());
+    return keys;
+}
+
+}  // namespace
+
+std::string runFileFormatJson()
+{
+    record::Database db(":memory:", record::Database::Mode::Create);
+    record::createSchema(db);
+    Json columns = Json::array();
+    for (const record::StepColumn &c : record::stepColumns())
+        columns.push_back({{"name", c.name}, {"since", c.since}, {"written", bool(c.bind)}, {"exported", bool(c.csv)}});
+    Json kinds = Json::array();
+    for (const HealthKindInfo &k : kHealthKinds)
+        kinds.push_back(k.id);
+    Json phases = Json::array();
+    for (Phase p : {Phase::Input, Phase::Forward, Phase::Loss, Phase::Backward, Phase::Parameter, Phase::Update})
+        phases.push_back(phaseName(p));
+    Json events = Json::array();
+    for (EventKind k : {EventKind::Info, EventKind::FirstNonFinite, EventKind::Recovery, EventKind::Rollback,
+                        EventKind::ControlChange, EventKind::Paused, EventKind::Error, EventKind::Warning})
+        events.push_back(eventKindId(k));
+    Json precisions = Json::array();
+    for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+        precisions.push_back(precisionName(p));
+    Origin origin;
+    origin.phase = Phase::Forward;
+    const Json out = {
+        {"format_version", kRunFileFormatVersion},
+        {"application_id", record::kRunFileApplicationId},
+        {"schema", schemaStatements(db)},
+        {"float32_exponents", exponentRows(db)},
+        {"steps_columns", columns},
+        {"health_kinds", kinds},
+        {"phases", phases},
+        {"event_kinds", events},
+        {"summary_keys", keysOf(summaryJson(RunSummary{}, {}))},
+        {"origin_keys", keysOf(originJson(origin))},
+        {"precisions", precisions},
+        {"chunk_steps", kChunkSteps},
+    };
+    return out.dump(1) + "\n";
+}
+
+}  // namespace nanscope
