@@ -12,6 +12,9 @@ namespace nanscope::cli {
 
 namespace {
 
+// A recorded loop whose length nobody knew: a line every this many steps (and every bad one).
+constexpr int kUnknownLengthEvery = 100;
+
 std::vector<std::string> nonFiniteLayers(const StepRecord &r, const std::vector<Layer> &layers)
 {
     std::vector<std::string> out;
@@ -65,8 +68,14 @@ void RunPrinter::runStarted(int, const std::vector<Layer> &layers, const RunConf
     const Controls controls = initialControls(config);
     scaling_ = usesLossScaling(controls);
     const int steps = stepsToRun(config);
-    every_ = std::max(1, steps / 20);
-    if (!json_)
+    every_ = steps > 0 ? std::max(1, steps / 20) : kUnknownLengthEvery;
+    if (json_)
+        return;
+    if (config.isRecordedLoop())
+        out_ << "recorded loop " << config.recordedLoop << " (nanscope.record), " << layers.size() << " layers, "
+             << (steps > 0 ? std::to_string(steps) + " steps" : std::string("unfinished")) << ", device "
+             << config.device << '\n';
+    else
         out_ << (config.usesModelFile() ? "model " + config.modelPath : "scenario " + config.scenario) << ", "
              << layers.size() << " layers, " << steps << " steps, seed " << config.seed << ", device " << config.device
              << ", " << precisionLabel(controls.precision, config.device) << '\n';

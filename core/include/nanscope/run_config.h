@@ -127,9 +127,17 @@ struct RunConfig {
     std::string output;
     std::string loss = "cross-entropy";  // or "mse", or "model": the output is the model's own loss
     std::string savePath;                // where the trained model is written at the end of the run
+    // A training loop another program trained and recorded (the Python recorder, nanscope.record):
+    // its name, "train.py"; empty for a run NaNScope trains. Read from a run file, never run.
+    std::string recordedLoop;
 
     bool usesModelFile() const { return !modelPath.empty(); }
+    bool isRecordedLoop() const { return !recordedLoop.empty(); }
 };
+
+// What a run trains, as its summary's "source" says it: the recorded loop's name, the model
+// file's path, or the scenario's id.
+std::string runSource(const RunConfig &config);
 
 // Steps a model file trains for when the configuration does not say.
 constexpr int kModelFileDefaultSteps = 100;

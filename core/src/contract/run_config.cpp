@@ -23,6 +23,8 @@ Controls defaultControls(const RunConfig &config)
 
 int defaultSteps(const RunConfig &config)
 {
+    if (config.isRecordedLoop())
+        return 0;  // its loop decided: unknown until it finished
     const ScenarioInfo *info = scenarioOf(config);
     return info ? info->defaultSteps : kModelFileDefaultSteps;
 }
@@ -30,6 +32,11 @@ int defaultSteps(const RunConfig &config)
 Controls initialControls(const RunConfig &config) { return config.controls.value_or(defaultControls(config)); }
 
 int stepsToRun(const RunConfig &config) { return config.steps > 0 ? config.steps : defaultSteps(config); }
+
+std::string runSource(const RunConfig &config)
+{
+    return config.isRecordedLoop() ? config.recordedLoop : config.usesModelFile() ? config.modelPath : config.scenario;
+}
 
 bool isKnownLoss(const std::string &name) { return name == "cross-entropy" || name == "mse" || name == "model"; }
 

@@ -9,7 +9,7 @@ namespace nanscope {
 
 SummaryBuilder::SummaryBuilder(const RunFileInfo &info, std::size_t layers) : tally_(layers)
 {
-    s_.source = info.scenario.empty() ? info.modelPath : info.scenario;
+    s_.source = runSource(info.config);
     s_.precision = info.precision;
     s_.finalLearningRate = initialControls(info.config).learningRate;
     s_.finished = false;

@@ -208,6 +208,8 @@ RunConfig configFrom(const Json &j)
         c.optimizer.weightDecay = numberFrom(j["weight_decay"]);
     if (j.contains("controls"))
         c.controls = controlsFrom(j["controls"]);
+    if (j.contains("recorder") && j["recorder"].is_object())
+        c.recordedLoop = jsonValue<std::string>(j["recorder"], "name", "a recorded loop");
     return c;
 }
 

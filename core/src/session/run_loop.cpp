@@ -29,7 +29,7 @@ std::string firstSentence(std::string message)
 RunLoop::RunLoop(RunLoopLink &link, RunConfig config, int run) : link_(link), config_(std::move(config)), run_(run)
 {
     summary_.run = run;
-    summary_.source = config_.usesModelFile() ? config_.modelPath : config_.scenario;
+    summary_.source = runSource(config_);
 }
 
 RunLoop::~RunLoop() = default;
