@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages NaNScope needs, and only the missing ones, so a second run is
 # a no-op. Works as root or through sudo. --tests adds what only the tests need: Debian's
-# python3-torch writes real PyTorch models (traced and scripted) for tst_python_*; --fuzz
+# python3-torch writes real PyTorch models (traced and scripted) for tst_python_*, and python3-pytest
+# runs the Python recorder's tests (python/tests); --fuzz
 # adds clang-14 and libFuzzer for tools/fuzz/run.sh.
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
           libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev libgloo-dev xauth xvfb)
-[ "${1:-}" = "--tests" ] && packages+=(python3-torch)
+[ "${1:-}" = "--tests" ] && packages+=(python3-torch python3-pytest)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang-14 libfuzzer-14-dev)
 
 missing=()

@@ -1,0 +1,120 @@
+"""The Python recorder's cost, side by side with a plain loop and the common per-layer isnan recipe.
+
+Usage: PYTHONPATH=python python3 python/benchmarks/bench_recorder.py [--rounds R] [--steps S]
+       [--models mlp,cnn,deep] [--device cpu|cuda] [--threads T]
+
+For each model (an MLP, a small CNN, a deep stack of 24 Linear+Tanh), each round times S training
+steps three ways, interleaved so that machine noise reaches each alike:
+  plain     the user's loop, nothing attached (the baseline);
+  isnan     the same loop with a forward hook on every module doing `torch.isnan(out).any()` and
+            reading it (`.item()`): the recipe people paste, which checks outputs only;
+  recorder  the same loop inside `nanscope.record(...)` with `rec.step(loss)`, writing a run file.
+Prints the median milliseconds a step of each and the ratios isnan/plain and recorder/plain, and
+recorder/isnan. One process, one thread by default (--threads), as `nanscope bench` measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Tuple
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import nanscope  # noqa: E402
+
+
+def mlp() -> Tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    model = nn.Sequential(nn.Linear(100, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    return model, torch.randn(64, 100), torch.randint(0, 10, (64,))
+
+
+def cnn() -> Tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    model = nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+    return model, torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,))
+
+
+def deep() -> Tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    layers: List[nn.Module] = []
+    for _ in range(24):
+        layers += [nn.Linear(64, 64), nn.Tanh()]
+    return nn.Sequential(*layers, nn.Linear(64, 10)), torch.randn(32, 64), torch.randint(0, 10, (32,))
+
+
+MODELS: Dict[str, Callable[[], Tuple[nn.Module, torch.Tensor, torch.Tensor]]] = {"mlp": mlp, "cnn": cnn,
+                                                                                  "deep": deep}
+
+
+def time_steps(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, steps: int,
+               rec: "nanscope.Recorder | None" = None) -> float:
+    """Milliseconds a step over `steps` steps (synchronised at the end on a GPU)."""
+    start = time.perf_counter()
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=True)
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if rec is not None:
+            rec.step(loss)
+    if x.is_cuda:
+        torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1000.0 / steps
+
+
+def isnan_hooks(model: nn.Module) -> List[torch.utils.hooks.RemovableHandle]:
+    def check(module: nn.Module, inputs: object, output: object) -> None:
+        if isinstance(output, torch.Tensor) and torch.isnan(output).any().item():
+            raise RuntimeError(f"NaN in {type(module).__name__}")
+    return [m.register_forward_hook(check) for m in model.modules()]
+
+
+def bench(name: str, rounds: int, steps: int, device: str, folder: str) -> Dict[str, float]:
+    torch.manual_seed(0)
+    model, x, y = MODELS[name]()
+    model, x, y = model.to(device), x.to(device), y.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    time_steps(model, optimizer, x, y, steps)  # warm up
+    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": []}
+    for r in range(rounds):
+        times["plain"].append(time_steps(model, optimizer, x, y, steps))
+        handles = isnan_hooks(model)
+        times["isnan"].append(time_steps(model, optimizer, x, y, steps))
+        for h in handles:
+            h.remove()
+        with nanscope.record(model, os.path.join(folder, f"{name}-{r}.nsrun"), optimizer=optimizer) as rec:
+            times["recorder"].append(time_steps(model, optimizer, x, y, steps, rec))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--models", default="mlp,cnn,deep")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.device}, {args.threads} thread(s), {args.rounds} rounds of "
+          f"{args.steps} steps, medians in ms a step")
+    print(f"{'model':6} {'plain':>8} {'isnan':>8} {'recorder':>9} {'isnan/plain':>12} {'rec/plain':>10} "
+          f"{'rec/isnan':>10}")
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.models.split(","):
+            m = bench(name, args.rounds, args.steps, args.device, folder)
+            print(f"{name:6} {m['plain']:8.3f} {m['isnan']:8.3f} {m['recorder']:9.3f} "
+                  f"{m['isnan'] / m['plain']:11.3f}x {m['recorder'] / m['plain']:9.3f}x "
+                  f"{m['recorder'] / m['isnan']:9.3f}x")
+
+
+if __name__ == "__main__":
+    main()

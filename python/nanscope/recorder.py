@@ -1,0 +1,370 @@
+"""``nanscope.record``: a user's own PyTorch training loop, recorded into a NaNScope run file."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import sqlite3
+import struct
+import sys
+import time
+import warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import torch
+
+from . import __version__
+from . import format as fmt
+from .health import Health
+from .origin import LayerHealth, Origin, explain, find_origin
+from .probe import StepMeasures, StepProbe
+from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
+
+_FLOAT_MAX = 3.4028234663852886e38
+
+
+class RecorderClosed(RuntimeError):
+    """``step`` was called on a recorder that was already closed."""
+
+
+def _compact(v: float) -> Union[None, int, float]:
+    """A min or max as layer_steps stores it (docs/run-file.md, Range::Compact): a value a float
+    holds exactly as the float's bits in an integer, any other as a number, NaN as NULL."""
+    if math.isnan(v):
+        return None
+    if math.isinf(v) or abs(v) <= _FLOAT_MAX:
+        bits = struct.pack("<f", v)
+        if struct.unpack("<f", bits)[0] == v:
+            return struct.unpack("<i", bits)[0]
+    return v
+
+
+def _health_columns(prefix: str, h: Health) -> Dict[str, Any]:
+    names = ("numel", "min", "max", "norm", "nan", "posinf", "neginf")
+    if not h.present:
+        return {f"{prefix}_{n}": None for n in names}
+    return {f"{prefix}_numel": h.numel, f"{prefix}_min": h.min, f"{prefix}_max": h.max, f"{prefix}_norm": h.norm,
+            f"{prefix}_nan": h.nan, f"{prefix}_posinf": h.posinf, f"{prefix}_neginf": h.neginf}
+
+
+def _index_list(values: Sequence[int]) -> Optional[str]:
+    return json.dumps([int(v) for v in values], separators=(",", ":")) if values else None
+
+
+def _optimizer_label(optimizer: Optional[torch.optim.Optimizer]) -> str:
+    if optimizer is None:
+        return "none"
+    group = optimizer.param_groups[0]
+    label = type(optimizer).__name__.lower()
+    for key in ("momentum", "weight_decay", "betas", "eps"):
+        if key in group and group[key]:
+            label += f", {key.replace('_', ' ')} {group[key]}"
+    return label
+
+
+def _settings(optimizer: Optional[torch.optim.Optimizer]) -> Optional[Dict[str, Any]]:
+    if optimizer is None:
+        return None
+    out: Dict[str, Any] = {}
+    for key, value in optimizer.param_groups[0].items():
+        if key == "params":
+            continue
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            out[key] = fmt.number_json(value) if isinstance(value, float) else value
+        elif isinstance(value, (tuple, list)) and all(isinstance(v, (int, float)) for v in value):
+            out[key] = list(value)
+        else:
+            out[key] = repr(value)
+    return out
+
+
+class Recorder:
+    """Records one training run. Use ``nanscope.record(...)``; see docs/python.md."""
+
+    def __init__(self, model: torch.nn.Module, path: str, optimizer: Optional[torch.optim.Optimizer] = None,
+                 scaler: Any = None, name: Optional[str] = None, errors: str = "raise") -> None:
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
+        if errors not in ("raise", "continue"):
+            raise ValueError(f"nanscope.record: errors must be 'raise' or 'continue', not {errors!r}")
+        if not any(True for _ in model.parameters()):
+            raise ValueError("nanscope.record: the model has no parameters: there is no training to record")
+        self.path = os.fspath(path)
+        self.errors = errors
+        self.error: Optional[str] = None
+        self._closed = False
+        self._step = 0
+        script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else ""
+        self.name = name or (os.path.basename(script) if script else "python")
+        self._probe = StepProbe(model, optimizer, scaler)
+        self.layers = self._probe.layers
+        self._optimizer = optimizer
+        self._writer: Optional[RunFileWriter] = None
+        # The summary's tally, kept as the C++ StepTally keeps it.
+        self._steps = 0
+        self._nonfinite_steps = 0
+        self._skipped = 0
+        self._scaler_skipped = 0
+        self._step_ms = 0.0
+        self._first_origin: Optional[Origin] = None
+        self._per_layer = [0] * len(self.layers)
+        self._previous_params_finite = True
+        self._final_lr = float(optimizer.param_groups[0]["lr"]) if optimizer is not None else 0.0
+        self._final_scale = 1.0
+        self._final_finite = True
+        self._precision = "fp32"
+        try:
+            self._open(model, optimizer, scaler, script)
+        except (OSError, WriteError, sqlite3.Error) as e:
+            self._probe.close()
+            message = f"nanscope.record: cannot write {self.path}: {e}"
+            if errors == "raise":
+                raise OSError(message) from e
+            warnings.warn(message + " (training goes on unrecorded)", RuntimeWarning, stacklevel=3)
+            self.error = message
+            self._closed = True
+
+    # -- the file ---------------------------------------------------------------------------------
+
+    def _open(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer], scaler: Any,
+              script: str) -> None:
+        if os.path.isdir(self.path):
+            raise IsADirectoryError(f"{self.path} is a folder")
+        refuse_newer_run_file(self.path)
+        create_run_file(self.path)
+        self._writer = RunFileWriter(self.path, on_error=self._on_write_error)
+        first = next(model.parameters())
+        device = first.device.type
+        rank = os.environ.get("RANK")
+        world = os.environ.get("WORLD_SIZE")
+        controls = {"learning_rate": fmt.number_json(self._final_lr), "precision": "fp32"}
+        config = {
+            "recorder": {
+                "kind": "python",
+                "nanscope_python": __version__,
+                "name": self.name,
+                "script": script or None,
+                "argv": list(sys.argv),
+                "host": platform.node(),
+                "python": platform.python_version(),
+                "torch": torch.__version__,
+                "dtype": str(first.dtype).replace("torch.", ""),
+                "optimizer_class": type(optimizer).__name__ if optimizer is not None else None,
+                "optimizer_settings": _settings(optimizer),
+                "scaler": type(scaler).__name__ if scaler is not None else None,
+            },
+            "steps": 0,
+            "seed": torch.initial_seed(),
+            "device": device,
+            "controls": controls,
+        }
+        created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self._writer.write(
+            "INSERT INTO run (format_version, nanscope_version, libtorch_version, created, scenario, model_path, "
+            "model_sha256, device, precision, seed, config, controls, rank, world_size) "
+            "VALUES (?,?,?,?,NULL,NULL,NULL,?,?,?,?,?,?,?)",
+            [(fmt.FORMAT_VERSION, __version__, torch.__version__, created, device, "fp32",
+              torch.initial_seed() & 0x7FFFFFFFFFFFFFFF, json.dumps(config), json.dumps(controls),
+              int(rank) if rank is not None and world is not None else None,
+              int(world) if rank is not None and world is not None else None)])
+        self._writer.write("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)",
+                           [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
+        self._event("info", 0, -1, f"recording {self.name}: a Python training loop on {device}, torch "
+                    f"{torch.__version__}, {_optimizer_label(optimizer)}")
+        self._writer.flush()
+        if self._writer.error:
+            raise WriteError(self._writer.error)
+
+    def _on_write_error(self, message: str) -> None:
+        self.error = message
+        if self.errors == "continue":
+            warnings.warn(f"nanscope: {message} (training goes on unrecorded)", RuntimeWarning)
+
+    def _event(self, kind: str, step: int, layer: int, text: str, origin: Optional[Origin] = None) -> None:
+        assert kind in fmt.EVENT_KINDS, kind
+        if self._writer is not None:
+            self._writer.write("INSERT INTO events (step, kind, layer, text, origin) VALUES (?,?,?,?,?)",
+                               [(step, kind, layer if layer >= 0 else None, text,
+                                 json.dumps(fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin")) if origin else None)])
+
+    # -- a step -----------------------------------------------------------------------------------
+
+    def step(self, loss: Any, samples: Optional[Iterable[int]] = None) -> None:
+        """Ends one training step: call it after ``optimizer.step()`` (or ``scaler.update()``).
+
+        ``loss`` is the step's loss (a one-element tensor or a number); ``samples`` the dataset
+        indices of the batch's rows, so that a bad sample is named by its index.
+        """
+        if self._closed and self.error is None:
+            raise RecorderClosed("nanscope: step() after the recorder was closed")
+        if isinstance(loss, (int, float)):
+            loss = torch.tensor(float(loss))
+        if not isinstance(loss, torch.Tensor):
+            raise TypeError(f"nanscope: step(loss): the loss must be a tensor or a number, not {type(loss).__name__}")
+        if loss.numel() != 1:
+            raise ValueError(f"nanscope: step(loss): the loss must hold one value (a scalar), not shape "
+                             f"{list(loss.shape)}: reduce it first, e.g. loss.mean()")
+        indices = [int(i) for i in samples] if samples is not None else None
+        if self._closed:  # recording stopped after an error, errors="continue": training goes on
+            return
+        measures = self._probe.finish(loss)
+        self._record(measures, indices)
+        if self.error is not None:
+            self._stop_after_error()
+
+    def _stop_after_error(self) -> None:
+        message = self.error
+        self._probe.close()
+        self._closed = True
+        if self.errors == "raise":
+            raise OSError(f"nanscope: {message}")
+
+    def _record(self, m: StepMeasures, samples: Optional[List[int]]) -> None:
+        step = self._step
+        self._step += 1
+        bad = [samples[r] if samples is not None and r < len(samples) else r for r in m.bad_rows] \
+            if samples is not None else []
+        origin = find_origin(step, self.layers, m.layers, m.forward_order, m.input_health, m.loss_health,
+                             self._previous_params_finite, m.input_grad_finite)
+        overflow: List[int] = []
+        skipped = self._optimizer is not None and not m.optimizer_stepped
+        if skipped and m.loss_scaling:
+            overflow = [i for i, lh in enumerate(m.layers) if lh.param_grads.has_nonfinite()]
+        scaler_absorbs = (origin.phase == "backward" and (m.loss_scaling or bool(overflow))
+                          and m.loss_scale >= 2.0 ** -24)
+        if origin.valid():
+            origin.explanation = explain(origin, m.input_health, bad)
+        failed = origin.valid() and not scaler_absorbs
+        params_finite = not any(lh.params.has_nonfinite() for lh in m.layers)
+        self._previous_params_finite = params_finite
+        why = ""
+        if skipped:
+            why = ("the loss scaler skipped the update: the gradients overflowed" if m.loss_scaling
+                   else "optimizer.step() was not called in this step")
+        row = {
+            "step": step, "loss": m.loss, "grad_norm": m.grad_norm, "grad_norm_clipped": m.grad_norm_clipped,
+            "lr": m.learning_rate, "loss_scale": m.loss_scale, "skipped": int(skipped), "rolled_back": 0,
+            "why": why or None, "step_ms": m.step_ms,
+            "origin_phase": origin.phase or None,
+            "origin_layer": origin.layer if origin.valid() and origin.layer >= 0 else None,
+            "origin_op": origin.op or None, "origin_source": origin.source or None,
+            "origin_produced": int(origin.produced) if origin.valid() else None,
+            "origin_explanation": origin.explanation or None,
+            **_health_columns("input", m.input_health), **_health_columns("loss", m.loss_health),
+            "bad_samples": _index_list(bad), "quarantined": None, "zeroed_gradients": 0,
+            "overflow_layers": _index_list(overflow), "precision": m.precision,
+        }
+        row = fmt.keyed(fmt.STEP_COLUMNS, row, "steps row")
+        assert self._writer is not None
+        self._writer.write(f"INSERT INTO steps ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                           [tuple(row.values())])
+        self._write_layers(step, m.layers)
+        # The summary's tally (StepTally): a step counts non-finite when it has an origin.
+        self._steps += 1
+        self._step_ms += m.step_ms
+        if origin.valid():
+            self._nonfinite_steps += 1
+        for i, lh in enumerate(m.layers):
+            self._per_layer[i] += 1 if lh.nonfinite() else 0
+        self._skipped += int(skipped)
+        self._scaler_skipped += 1 if overflow else 0
+        self._final_lr = m.learning_rate
+        self._final_scale = m.loss_scale
+        self._final_finite = params_finite
+        self._precision = m.precision
+        if failed and self._first_origin is None:
+            self._first_origin = origin
+            self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
+        if skipped:
+            self._event("recovery", step, -1, why)
+
+    def _write_layers(self, step: int, layers: List[LayerHealth]) -> None:
+        assert self._writer is not None
+        count = len(self.layers)
+        rows = []
+        nonfinite = []
+        for i, lh in enumerate(layers):
+            values: List[Any] = [step * count + i, int(lh.input_finite)]
+            for kind in fmt.HEALTH_KINDS:
+                h: Health = getattr(lh, kind)
+                values += ([h.numel, _compact(h.min), _compact(h.max), h.norm] if h.present else [None] * 4)
+                if h.has_nonfinite():
+                    nonfinite.append((step, i, kind, h.nan, h.posinf, h.neginf))
+            values.append(None)  # update_ratio: not measured by the Python recorder (docs/python.md)
+            rows.append(tuple(values))
+        columns = ["key", "input_finite"] + [f"{k}_{c}" for k in fmt.HEALTH_KINDS
+                                             for c in ("numel", "min", "max", "norm")] + ["update_ratio"]
+        self._writer.write(f"INSERT INTO layer_steps ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                           rows)
+        if nonfinite:
+            self._writer.write("INSERT INTO layer_nonfinite (step, layer, kind, nan, posinf, neginf) "
+                               "VALUES (?,?,?,?,?,?)", nonfinite)
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    def summary(self) -> Dict[str, Any]:
+        """The run's summary so far, with the keys and in the order run files and ``--json`` use."""
+        o = self._first_origin
+        values = {
+            "source": self.name,
+            "steps_run": self._steps,
+            "finished": True,
+            "error": None,
+            "first_nonfinite_step": o.step if o else None,
+            "origin": fmt.keyed(fmt.ORIGIN_KEYS, o.json(), "origin") if o else None,
+            "nonfinite_steps": self._nonfinite_steps,
+            "nonfinite_steps_per_layer": {l.path: n for l, n in zip(self.layers, self._per_layer) if n},
+            "quarantined_samples": [],
+            "rollbacks": 0,
+            "skipped_steps": self._skipped,
+            "scaler_skipped_steps": self._scaler_skipped,
+            "final_loss_scale": fmt.number_json(self._final_scale),
+            "precision": self._precision,
+            "optimizer": _optimizer_label(self._optimizer),
+            "final_learning_rate": fmt.number_json(self._final_lr),
+            "steps_per_second": self._steps / (self._step_ms / 1000.0) if self._step_ms > 0 else 0.0,
+            "stopped_by_policy": False,
+            "final_state_finite": self._final_finite,
+        }
+        return fmt.keyed(fmt.SUMMARY_KEYS, values, "summary")
+
+    def close(self, error: Optional[str] = None) -> None:
+        """Writes the summary and ``finished``, commits, and removes every hook. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._probe.close()
+        if self._writer is None:
+            return
+        summary = self.summary()
+        if error:
+            summary["error"] = error
+            self._event("error", max(self._step - 1, 0), -1, error)
+        created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # The run's length is known now: the config says it, as a C++ run's does from the start.
+        self._writer.write("UPDATE run SET config = json_set(config, '$.steps', ?), summary = ?, finished = ?",
+                           [(self._steps, json.dumps(summary), created)])
+        self._writer.close()
+        if self._writer.error and self.errors == "raise" and self.error is None:
+            raise OSError(f"nanscope: {self._writer.error}")
+
+    def __enter__(self) -> "Recorder":
+        return self
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        # An exception in the loop still leaves a finished file that says why it ended.
+        self.close(error=f"{kind.__name__}: {value}" if kind is not None else None)
+
+
+def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optional[torch.optim.Optimizer] = None,
+           scaler: Any = None, name: Optional[str] = None, errors: str = "raise") -> Recorder:
+    """Starts recording ``model``'s training into the run file ``path``; see docs/python.md.
+
+    Returns the recorder, also a context manager: closing it writes the summary. ``errors``:
+    ``"raise"`` (the default) raises when the file cannot be written; ``"continue"`` warns once
+    and lets the training go on unrecorded.
+    """
+    return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors)

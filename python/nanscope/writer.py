@@ -1,0 +1,168 @@
+"""The run file, written on a background thread as the C++ recorder writes it.
+
+Items queue up from the training loop; the writer thread commits them in one transaction every
+250 ms, in WAL mode, and bumps the run's heartbeat about once a second even when no step comes,
+so a window following the file tells a slow step from a dead process. A killed process loses at
+most what was queued since the last commit. A write that fails stops writing and keeps the error;
+the training goes on (the recorder decides what to tell the user).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sqlite3
+import threading
+import time
+from typing import Any, Callable, List, Optional, Tuple
+
+from . import format as fmt
+
+Item = Tuple[str, Any]  # ("sql", (statement, rows)) or ("flush", event)
+
+COMMIT_INTERVAL_S = 0.25
+HEARTBEAT_INTERVAL_S = 1.0
+
+
+class WriteError(RuntimeError):
+    """The run file could not be written (a full disk, a vanished folder, ...)."""
+
+
+def refuse_newer_run_file(path: str) -> None:
+    """Raises when ``path`` is a run file of a newer format: replacing it would lose a run this
+    version cannot even read. Any other file there is replaced, as the C++ recorder does."""
+    if not os.path.isfile(path):
+        return
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            app_id = db.execute("PRAGMA application_id").fetchone()[0]
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return  # not a database: nothing of NaNScope's to keep
+    if app_id == fmt.APPLICATION_ID and version > fmt.FORMAT_VERSION:
+        raise WriteError(f"{path} is a run file of a newer NaNScope (format {version}; this recorder writes "
+                         f"{fmt.FORMAT_VERSION}): not replaced")
+
+
+def create_run_file(path: str) -> None:
+    """A new, empty run file at ``path`` with the schema of format.json; replaces one that was there."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute(f"PRAGMA application_id = {fmt.APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {fmt.FORMAT_VERSION}")
+        db.execute("BEGIN")
+        for statement in fmt.SCHEMA:
+            db.execute(statement)
+        db.executemany("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)",
+                       [(int(e), scale) for e, scale in fmt.FLOAT32_EXPONENTS])
+        db.execute("COMMIT")
+    finally:
+        db.close()
+
+
+class RunFileWriter:
+    """Writes queued rows into a run file on its own thread."""
+
+    def __init__(self, path: str, on_error: Optional[Callable[[str], None]] = None) -> None:
+        self.path = path
+        self._queue: "queue.Queue[Item]" = queue.Queue()
+        self._on_error = on_error
+        self.error: Optional[str] = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="nanscope-writer", daemon=True)
+        self._ready = threading.Event()
+        self._open_error: Optional[BaseException] = None
+        self._thread.start()
+        self._ready.wait()
+        if self._open_error is not None:
+            raise WriteError(f"{path}: {self._open_error}") from self._open_error
+
+    def write(self, sql: str, rows: List[tuple]) -> None:
+        """Queues rows for one statement; nothing is written after an error or after close."""
+        if not self._closed and self.error is None:
+            self._queue.put(("sql", (sql, rows)))
+
+    def flush(self) -> None:
+        """Returns once everything queued so far is committed (or has failed)."""
+        if self._closed or not self._thread.is_alive():
+            return
+        done = threading.Event()
+        self._queue.put(("flush", done))
+        done.wait()
+
+    def close(self) -> None:
+        """Commits what is queued, switches the file out of WAL and stops the thread."""
+        if self._closed:
+            return
+        self.flush()
+        self._closed = True
+        self._queue.put(("close", None))
+        self._thread.join()
+
+    def _loop(self) -> None:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+            db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
+        except (sqlite3.Error, OSError) as e:
+            self._open_error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        last_beat = time.monotonic()
+        closing = False
+        while not closing:
+            batch: List[Item] = []
+            deadline = time.monotonic() + COMMIT_INTERVAL_S
+            waiters: List[threading.Event] = []
+            while True:
+                timeout = deadline - time.monotonic()
+                try:
+                    item = self._queue.get(timeout=max(timeout, 0.0)) if timeout > 0 else self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item[0] == "flush":
+                    waiters.append(item[1])
+                    break
+                if item[0] == "close":
+                    closing = True
+                    break
+                batch.append(item)
+            beat = time.monotonic() - last_beat >= HEARTBEAT_INTERVAL_S
+            if self.error is None and (batch or beat):
+                if beat:
+                    last_beat = time.monotonic()
+                self._commit(db, batch, beat)
+            for w in waiters:
+                w.set()
+        if self.error is None:
+            try:
+                db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, as the C++ writer leaves it
+            except sqlite3.Error:
+                pass  # a reader still holds it: it stays in WAL, which every reader handles
+        db.close()
+
+    def _commit(self, db: sqlite3.Connection, batch: List[Item], beat: bool) -> None:
+        try:
+            db.execute("BEGIN")
+            for _, (sql, rows) in batch:
+                db.executemany(sql, rows)
+            if beat:
+                db.execute("UPDATE run SET heartbeat = heartbeat + 1")
+            db.execute("COMMIT")
+        except (sqlite3.Error, OSError) as e:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            self.error = f"recording stopped: {self.path}: {e}"
+            if self._on_error is not None:
+                self._on_error(self.error)

@@ -1,0 +1,55 @@
+"""What the recorder's tests share: the C++ command line that reads their files back.
+
+CTest runs these tests with NANSCOPE_CLI set to the built ``nanscope``; by hand,
+``NANSCOPE_CLI=build/dev/app/nanscope python3 -m pytest python/tests``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+PYTHON_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PYTHON_DIR))
+
+
+def cli_path() -> str:
+    path = os.environ.get("NANSCOPE_CLI", "")
+    if not path or not os.access(path, os.X_OK):
+        pytest.fail("NANSCOPE_CLI must name the built nanscope executable (CTest sets it)")
+    return path
+
+
+def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([cli_path(), *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    if check and done.returncode != 0:
+        raise AssertionError(f"nanscope {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+def report(path: Path, failed_run: bool = False) -> Dict[str, Any]:
+    """The summary as ``nanscope report --json`` reads it from the file (the C++ reader).
+
+    ``failed_run``: the run ended in an error, which ``report`` says by exiting 1."""
+    done = run_cli("report", str(path), "--json", check=not failed_run)
+    assert done.returncode == (1 if failed_run else 0), done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line]
+    summaries = [line for line in lines if line.get("type") == "summary"]
+    assert len(summaries) == 1, lines
+    return summaries[0]
+
+
+def export_steps(path: Path, tmp_path: Path) -> List[Dict[str, str]]:
+    """The steps as ``nanscope export --csv`` writes them (the C++ reader)."""
+    out = tmp_path / (path.stem + ".csv")
+    run_cli("export", str(path), "--csv", str(out))
+    return list(csv.DictReader(io.StringIO(out.read_text())))

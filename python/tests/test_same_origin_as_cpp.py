@@ -1,0 +1,58 @@
+"""The Python recorder and `nanscope run --model` name the same origin: the same model, weights
+and batch, trained one step both ways (the C++ side from the model scripted by the same PyTorch)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Tuple
+
+import pytest
+import torch
+from torch import nn
+
+import nanscope
+from conftest import PYTHON_DIR, report, run_cli
+
+sys.path.insert(0, str(PYTHON_DIR.parent / "tests"))
+import python_fixtures as fixtures  # noqa: E402  (the C++ suites' models)
+
+
+def cpp_origin(model: nn.Module, x: torch.Tensor, y: torch.Tensor, tmp_path: Path) -> Tuple[str, str]:
+    torch.jit.script(model).save(str(tmp_path / "model.pt"))
+    torch.save(x, tmp_path / "x.pt")
+    torch.save(y, tmp_path / "y.pt")
+    done = run_cli("run", "--model", str(tmp_path / "model.pt"), "--inputs", str(tmp_path / "x.pt"), "--targets",
+                   str(tmp_path / "y.pt"), "--loss", "mse", "--batch", str(len(x)), "--steps", "1", "--optimizer",
+                   "sgd", "--lr", "0.01", "--json", check=False)
+    summary = next(json.loads(line) for line in done.stdout.splitlines() if '"type":"summary"' in line)
+    origin = summary["origin"]
+    return origin["phase"], origin["layer"]
+
+
+@pytest.mark.parametrize("name, shape", [
+    ("RootForwardNan", (8, 4)),       # NaN born in the root's own forward (sqrt outside a child)
+    ("RootBackwardNan", (8, 4)),      # a finite forward, an Inf gradient made in the root's backward
+    ("LogModel", (8, 4)),             # NaN born in a child module (head: log(x - 10))
+    ("MaskedAttentionModel", (8, 5, 8)),  # -Inf from masked_fill, NaN from softmax, in attn
+])
+def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, shape: Tuple[int, ...]) -> None:
+    torch.manual_seed(4)
+    model = getattr(fixtures, name)()
+    x = torch.randn(*shape)
+    with torch.no_grad():
+        y = torch.zeros_like(model(x))
+    expected = cpp_origin(model, x, y, tmp_path)
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    path = tmp_path / "python.nsrun"
+    with nanscope.record(model, path, optimizer=optimizer) as rec:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        rec.step(loss)
+    s = report(path)
+    assert s["first_nonfinite_step"] == 0
+    assert (s["origin"]["phase"], s["origin"]["layer"]) == expected
