@@ -14,6 +14,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -25,6 +26,7 @@ namespace {
 
 // The scenario picker's data for the model entry: no scenario id starts with a colon.
 const QString kModelEntry = QStringLiteral(":model");
+const QString kRecordedLoopEntry = QStringLiteral(":recorded-loop");
 
 void disableItem(QComboBox *box, int index, const QString &reason)
 {
@@ -145,12 +147,18 @@ void ControlPanel::labelPrecisions()
             i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
 }
 
-QString ControlPanel::scenario() const { return modelSelected() ? QString() : scenario_->currentData().toString(); }
+QString ControlPanel::scenario() const
+{
+    const QString entry = scenario_->currentData().toString();
+    return entry == kModelEntry || entry == kRecordedLoopEntry ? QString() : entry;
+}
 
 bool ControlPanel::modelSelected() const { return scenario_->currentData().toString() == kModelEntry; }
 
 QString ControlPanel::runName() const
 {
+    if (scenario_->currentData().toString() == kRecordedLoopEntry)
+        return QFileInfo(recordedLoop_).completeBaseName();
     return modelSelected() ? QFileInfo(modelPath_).completeBaseName() : scenario();
 }
 
@@ -227,9 +235,26 @@ void ControlPanel::loadScenarioDefaults()
     setControls(defaultControls(config));
 }
 
+void ControlPanel::showRecordedLoop(const QString &name)
+{
+    recordedLoop_ = name;
+    int entry = scenario_->findData(kRecordedLoopEntry);
+    if (entry < 0) {
+        scenario_->insertItem(0, QString(), kRecordedLoopEntry);
+        entry = 0;
+    }
+    scenario_->setItemText(entry, tr("Recorded loop: %1").arg(name));
+    scenario_->setItemData(entry, tr("A training loop recorded by nanscope.record (Python): it is watched, not trained here"),
+                           Qt::ToolTipRole);
+    QSignalBlocker quiet(scenario_);  // its defaults are no scenario's: keep the run's own
+    scenario_->setCurrentIndex(entry);
+}
+
 void ControlPanel::showRunConfig(const RunConfig &config)
 {
-    if (config.usesModelFile()) {
+    if (config.isRecordedLoop()) {
+        showRecordedLoop(QString::fromStdString(config.recordedLoop));
+    } else if (config.usesModelFile()) {
         ModelInputChoice input;
         input.shape = config.inputShape;
         input.tokenIds = config.tokenIds;
@@ -262,6 +287,8 @@ RunConfig ControlPanel::runConfig() const
     config.device = device_->currentData().toString().toStdString();
     config.controls = controls();
     config.optimizer = optimizer_->choice();
+    if (scenario_->currentData().toString() == kRecordedLoopEntry)
+        config.recordedLoop = recordedLoop_.toStdString();  // refused by the session, with why
     if (modelSelected()) {
         config.modelPath = modelPath_.toStdString();
         config.inputShape = modelInput_.shape;

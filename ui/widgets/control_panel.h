@@ -30,13 +30,16 @@ public:
     Controls controls() const;
     QString scenario() const;  // empty while a model file is selected
     void selectScenario(const QString &id);
+    // A run file of a loop another program recorded (nanscope.record): shown by its name, as the
+    // source a model file is shown by; Start with it selected is refused with why.
+    void showRecordedLoop(const QString &name);
     // Adds (or replaces) the "model" entry of the scenario picker and selects it; the model is
     // loaded at Start, where the session reports what is wrong with it.
     void setModel(const QString &path, const ModelInputChoice &input);
     bool modelSelected() const;
     QString modelPath() const { return modelPath_; }
     const ModelInputChoice &modelInput() const { return modelInput_; }
-    QString runName() const;  // the scenario id, or the model file's base name
+    QString runName() const;  // the scenario id, or the model file's or recorded loop's base name
     void setSteps(int steps);
     void setControls(const Controls &controls);
     void loadScenarioDefaults();
@@ -75,6 +78,7 @@ private:
     QSpinBox *maxRetries_ = nullptr;
     QCheckBox *pause_ = nullptr;
     QString modelPath_;
+    QString recordedLoop_;
     ModelInputChoice modelInput_;
     bool loading_ = false;
 };

@@ -62,6 +62,9 @@ std::optional<CollectiveBackend> parseCollectiveBackend(const std::string &name)
 
 std::string invalidRunConfigReason(const RunConfig &config)
 {
+    if (config.isRecordedLoop())
+        return "'" + config.recordedLoop + "' is a loop another program trained and recorded: NaNScope cannot train "
+               "it again (pick a scenario or a model file)";
     // A user's model file replaces the scenario; its own checks come when it is loaded.
     if (!config.usesModelFile() && !scenarioOf(config))
         return "unknown scenario '" + config.scenario + "'";
