@@ -68,12 +68,12 @@ def _reducible(t: torch.Tensor) -> torch.Tensor:
 
 
 def _norm32(x: torch.Tensor) -> torch.Tensor:
-    """The L2 norm as a float32 scalar, in the fastest form for the device. A norm beyond float32
-    (values past 1.8e19) comes out Inf and is computed again in float64 at the step's end."""
-    if x.device.type == "cpu":
-        norm = torch.sqrt(torch.sum(x * x))  # CPU: far faster than vector_norm on 1.13
-    else:
-        norm = torch.linalg.vector_norm(x, dtype=torch.float32)  # one kernel, no temporary
+    """The L2 norm as a float32 scalar: one kernel, no temporary (asking for float64 would convert
+    the whole tensor first, several times slower). A norm beyond float32 comes out Inf and is
+    computed again in float64 at the step's end."""
+    if x.dtype in (torch.float16, torch.bfloat16):  # on a GPU: widened inside the kernel
+        return torch.linalg.vector_norm(x, dtype=torch.float32)
+    norm = torch.linalg.vector_norm(x)
     return norm if norm.dtype == torch.float32 else norm.to(torch.float32)
 
 
@@ -105,22 +105,22 @@ def nonfinite_rows(t: torch.Tensor) -> List[int]:
 
 
 class StatBatch:
-    """One step's measurements as device scalars, read to the host in one copy a device.
+    """One step's measurements; ``add`` returns a slot, ``read`` gives every slot's value.
 
-    ``add`` returns a slot; ``read`` turns every slot into a ``Health`` (or a float, for
-    ``add_norm``). The measured tensors are kept until then for the exact pass: activations,
-    gradients and parameters the step holds anyway, released with the batch. A slot whose min,
-    max or norm is not finite gets the exact pass.
+    On the CPU a value is read at once (reading the host costs nothing there), and a tensor that
+    holds NaN or Inf gets its exact pass right away: no tensor outlives its hook, so the memory
+    the step frees is reused as without the recorder. On a GPU a tensor is reduced to device
+    scalars (min, max, norm) and ``read`` copies all of them to the host at once, at the step's
+    end; the tensors are kept until then for the exact pass of an unhealthy one, which the GPU's
+    caching allocator makes cheap.
     """
 
     def __init__(self) -> None:
-        # By device, then by dtype: the (min, max) pairs; by device: the float32 norms.
+        # Device scalars, by device and then dtype: the (min, max) pairs; by device: the norms.
         self._pairs: Dict[torch.device, Dict[torch.dtype, List[torch.Tensor]]] = {}
         self._norms: Dict[torch.device, List[torch.Tensor]] = {}
-        # A slot: (tensor kept for the exact pass, its version then, numel, (device, dtype, index)
-        # of its pair or None, (device, index) of its norm or None). numel -1: a norm alone.
-        self._slots: List[Tuple[Optional[torch.Tensor], int, int, Optional[Tuple[torch.device, torch.dtype, int]],
-                                Optional[Tuple[torch.device, int]]]] = []
+        # A slot is a value already read (a Health, or a float for add_norm), or a _Pending.
+        self._slots: List[object] = []
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -131,21 +131,27 @@ class StatBatch:
         return x.device, len(norms) - 1
 
     def add(self, t: torch.Tensor) -> int:
-        """Measures ``t`` on its device (no host read); returns its slot."""
+        """Measures ``t``; returns its slot."""
         x = _reducible(t)
         if x.numel() == 0:
-            self._slots.append((None, 0, 0, None, None))
+            self._slots.append(Health(present=True))
+        elif x.device.type == "cpu":
+            self._slots.append(_read_now(x))
         else:
             pairs = self._pairs.setdefault(x.device, {}).setdefault(x.dtype, [])
             pairs.append(torch.stack(torch.aminmax(x)))
-            pair = (x.device, x.dtype, len(pairs) - 1)
             kept = t.detach()  # shares t's version counter: tells a later in-place change
-            self._slots.append((kept, kept._version, x.numel(), pair, self._norm(x)))
+            self._slots.append(_Pending(kept, kept._version, x.numel(), (x.device, x.dtype, len(pairs) - 1),
+                                        self._norm(x)))
         return len(self._slots) - 1
 
     def add_norm(self, t: torch.Tensor) -> int:
         """Only the L2 norm of ``t`` (a gradient after clipping, say); its slot reads as a float."""
-        self._slots.append((None, 0, -1, None, self._norm(_reducible(t))))
+        x = _reducible(t)
+        if x.device.type == "cpu":
+            self._slots.append(_finite_norm(x, float(_norm32(x))))
+        else:
+            self._slots.append(_PendingNorm(self._norm(x)))
         return len(self._slots) - 1
 
     def read(self) -> List[object]:
@@ -162,32 +168,56 @@ class StatBatch:
                 offset += 2 * len(pairs)
             if device in self._norms:
                 norm_at[device] = offset
-                on_device.append(torch.stack(self._norms[device]))
+                on_device.append(torch.stack(self._norms[device]).to(torch.float64))
                 offset += len(self._norms[device])
             parts.append(torch.cat(on_device).cpu())  # the one host read of this device
         values: List[float] = torch.cat(parts).tolist() if parts else []
         out: List[object] = []
-        for tensor, version, numel, pair, norm in self._slots:
-            if numel == -1:
-                assert norm is not None
-                out.append(values[norm_at[norm[0]] + norm[1]])
-            elif pair is None or norm is None:  # an empty tensor: observed, with nothing in it
-                out.append(Health(present=True))
+        for slot in self._slots:
+            if isinstance(slot, _PendingNorm):
+                out.append(values[norm_at[slot.norm[0]] + slot.norm[1]])
+            elif isinstance(slot, _Pending):
+                at = pair_at[(slot.pair[0], slot.pair[1])] + 2 * slot.pair[2]
+                out.append(_resolve(slot, values[at], values[at + 1], values[norm_at[slot.norm[0]] + slot.norm[1]]))
             else:
-                at = pair_at[(pair[0], pair[1])] + 2 * pair[2]
-                lo, hi, l2 = values[at], values[at + 1], values[norm_at[norm[0]] + norm[1]]
-                assert tensor is not None
-                if not (math.isfinite(lo) and math.isfinite(hi)):
-                    h = exact_health(tensor)  # NaN or Inf in it: count them
-                    if not h.has_nonfinite():  # changed in place since: at least say what it held
-                        h.nan = int(math.isnan(lo) or math.isnan(hi))
-                        h.posinf = int(hi == math.inf)
-                        h.neginf = int(lo == -math.inf)
-                    out.append(h)
-                    continue
-                if not math.isfinite(l2) and tensor._version == version:
-                    # Every value finite, their norm beyond float32: again in float64, unless the
-                    # tensor changed since (a parameter the update wrote), whose old norm is gone.
-                    l2 = float(torch.linalg.vector_norm(_reducible(tensor), dtype=torch.float64))
-                out.append(Health(present=True, numel=numel, min=lo, max=hi, norm=l2))
+                out.append(slot)
         return out
+
+
+class _Pending:
+    """A GPU tensor's slot until the step's one read."""
+
+    def __init__(self, tensor: torch.Tensor, version: int, numel: int, pair: Tuple[torch.device, torch.dtype, int],
+                 norm: Tuple[torch.device, int]) -> None:
+        self.tensor, self.version, self.numel, self.pair, self.norm = tensor, version, numel, pair, norm
+
+
+class _PendingNorm:
+    def __init__(self, norm: Tuple[torch.device, int]) -> None:
+        self.norm = norm
+
+
+def _finite_norm(x: torch.Tensor, l2: float) -> float:
+    """A float32 norm that overflowed (values past 1.8e19), again in float64."""
+    return l2 if math.isfinite(l2) else float(torch.linalg.vector_norm(x, dtype=torch.float64))
+
+
+def _read_now(x: torch.Tensor) -> Health:
+    lo, hi = (float(v) for v in torch.aminmax(x))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return exact_health(x)
+    return Health(present=True, numel=x.numel(), min=lo, max=hi, norm=_finite_norm(x, float(_norm32(x))))
+
+
+def _resolve(slot: _Pending, lo: float, hi: float, l2: float) -> Health:
+    changed = slot.tensor._version != slot.version  # a parameter the update wrote since
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        h = exact_health(slot.tensor)  # NaN or Inf in it: count them
+        if changed and not h.has_nonfinite():  # overwritten since: at least say what it held
+            h.nan = int(math.isnan(lo) or math.isnan(hi))
+            h.posinf = int(hi == math.inf)
+            h.neginf = int(lo == -math.inf)
+        return h
+    if not math.isfinite(l2) and not changed:
+        l2 = _finite_norm(_reducible(slot.tensor), l2)
+    return Health(present=True, numel=slot.numel, min=lo, max=hi, norm=l2)

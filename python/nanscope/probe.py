@@ -1,9 +1,10 @@
 """Hooks that gather one training step's measurements where they happen.
 
 Forward hooks measure each module's output and register a hook on it for the gradient that flows
-back into it; a hook on each parameter measures its gradient as backward makes it (before any
-clipping, whatever ``zero_grad`` does later); the optimizer's step hooks read the learning rate and
-the clipped gradients just before the update and tell that the update ran (a ``GradScaler`` that
+back into it; when a backward pass ends (an autograd engine callback, as DistributedDataParallel
+uses) the parameters' gradients are measured, accumulated and not yet clipped or unscaled,
+whatever ``zero_grad`` does later; the optimizer's step hooks read the learning rate and the
+clipped gradients just before the update and tell that the update ran (a ``GradScaler`` that
 skips it never calls it). Forwards with autograd off (validation under ``torch.no_grad()``) are
 not part of a training step and are not measured.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import time
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -72,12 +74,14 @@ class _Step:
     inputs: Dict[int, List[int]] = field(default_factory=dict)
     order: List[int] = field(default_factory=list)  # modules by their first forward's end
     ordered: Set[int] = field(default_factory=set)
-    slot_of: Dict[int, int] = field(default_factory=dict)  # id(tensor) -> slot, this step
-    kept: List[torch.Tensor] = field(default_factory=list)  # keeps those ids alive
+    # id(tensor) -> (a weak reference to it, its slot): a tensor measured once a step, without
+    # keeping it alive (an id freed and reused is told by its dead reference).
+    slot_of: Dict[int, Tuple[weakref.ref, int]] = field(default_factory=dict)
     # id(tensor) -> the modules it is an output of, and those it is an input of: the one hook a
     # tensor gets measures its gradient once for all of them.
-    grad_targets: Dict[int, Tuple[List[int], List[int]]] = field(default_factory=dict)
+    grad_targets: Dict[int, Tuple[weakref.ref, Tuple[List[int], List[int]]]] = field(default_factory=dict)
     input_grad: Dict[int, List[int]] = field(default_factory=dict)  # module -> slots
+    param_grads_queued: bool = False  # their measurement waits for the end of backward
     input_slot: Optional[int] = None
     input_tensor: Optional[torch.Tensor] = None
     scale_slot: Optional[int] = None
@@ -88,12 +92,24 @@ class _Step:
     precision: str = "fp32"
 
     def measure(self, t: torch.Tensor) -> int:
-        slot = self.slot_of.get(id(t))
-        if slot is None:
-            slot = self.batch.add(t)
-            self.slot_of[id(t)] = slot
-            self.kept.append(t)
+        known = self.slot_of.get(id(t))
+        if known is not None and known[0]() is t:
+            return known[1]
+        slot = self.batch.add(t)
+        self.slot_of[id(t)] = (weakref.ref(t), slot)
         return slot
+
+
+# Runs a callback when the current backward pass ends (as DistributedDataParallel does).
+_ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
+
+
+def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
+    """A module's own parameters as the tensors to measure: one, flattened together, when they
+    share a dtype and device (a run file keeps one health for them all), else each alone."""
+    if len(params) > 1 and len({(p.dtype, p.device) for p in params}) == 1:
+        return [torch.cat([p.detach().reshape(-1) for p in params])]
+    return params
 
 
 def _precision(model: torch.nn.Module) -> str:
@@ -122,15 +138,13 @@ class StepProbe:
         self.optimizer = optimizer
         self.scaler = scaler
         self._modules = [m for _, m in named]
+        self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
         self._step: Optional[_Step] = None
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
         self._handles.append(model.register_forward_pre_hook(self._on_model_forward))
         for i, module in enumerate(self._modules):
             self._handles.append(module.register_forward_hook(functools.partial(self._on_forward, i)))
-            for p in module.parameters(recurse=False):
-                if p.requires_grad:
-                    self._handles.append(p.register_hook(functools.partial(self._on_param_grad, i)))
         if optimizer is not None:
             self._hook_optimizer(optimizer)
 
@@ -159,10 +173,16 @@ class StepProbe:
         if s is None or self.optimizer is None:
             return
         s.learning_rate = float(self.optimizer.param_groups[0]["lr"])
+        by_device: Dict[torch.device, List[torch.Tensor]] = {}
         for group in self.optimizer.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    s.clipped_slots.append(s.batch.add_norm(p.grad))
+                    by_device.setdefault(p.grad.device, []).append(p.grad)
+        for grads in by_device.values():
+            # The norm of the norms is the norm of them all: one call for every gradient.
+            norms = torch._foreach_norm(grads) if hasattr(torch, "_foreach_norm") else \
+                [torch.linalg.vector_norm(g) for g in grads]
+            s.clipped_slots.append(s.batch.add_norm(torch.stack(norms).float()))
 
     def _after_update(self) -> None:
         if self._step is not None:
@@ -173,8 +193,8 @@ class StepProbe:
     def _begin(self) -> _Step:
         s = _Step()
         s.precision = _precision(self.model)
-        for i, module in enumerate(self._modules):
-            s.params[i] = [s.batch.add(p) for p in module.parameters(recurse=False)]
+        for i, params in enumerate(self._own_params):
+            s.params[i] = [s.batch.add(t) for t in _together(params)]
         if self.scaler is not None and self.scaler.is_enabled():
             scale = getattr(self.scaler, "_scale", None)
             if isinstance(scale, torch.Tensor):  # read with the rest, at the step's end
@@ -219,25 +239,41 @@ class StepProbe:
             s.order.append(index)
 
     def _grad_target(self, s: _Step, t: torch.Tensor) -> Tuple[List[int], List[int]]:
-        target = s.grad_targets.get(id(t))
-        if target is None:
-            target = s.grad_targets[id(t)] = ([], [])
-            t.register_hook(functools.partial(self._on_tensor_grad, s, target))
+        known = s.grad_targets.get(id(t))
+        if known is not None and known[0]() is t:
+            return known[1]
+        target: Tuple[List[int], List[int]] = ([], [])
+        s.grad_targets[id(t)] = (weakref.ref(t), target)
+        t.register_hook(functools.partial(self._on_tensor_grad, s, target))
         return target
 
     def _on_tensor_grad(self, step: _Step, target: Tuple[List[int], List[int]], grad: torch.Tensor) -> None:
         if step is not self._step:
             return  # a backward after its step ended: not this step's
+        self._queue_param_grads(step)
         slot = step.batch.add(grad)
         for index in target[0]:
             step.grad.setdefault(index, []).append(slot)
         for index in target[1]:
             step.input_grad.setdefault(index, []).append(slot)
 
-    def _on_param_grad(self, index: int, grad: torch.Tensor) -> None:
-        s = self._step
-        if s is not None:
-            s.param_grads.setdefault(index, []).append(s.batch.add(grad))
+    def _queue_param_grads(self, s: _Step) -> None:
+        """Has the parameters' gradients measured when this backward pass ends: accumulated by
+        then, and not yet clipped or unscaled (that comes after backward)."""
+        if s.param_grads_queued:
+            return
+        s.param_grads_queued = True
+        if _ENGINE is not None:
+            _ENGINE.queue_callback(functools.partial(self._measure_param_grads, s))
+
+    def _measure_param_grads(self, s: _Step) -> None:
+        if not s.param_grads_queued:
+            return
+        s.param_grads_queued = False
+        for index, params in enumerate(self._own_params):
+            grads = [p.grad for p in params if p.grad is not None]
+            if grads:  # a later backward of the step (accumulation) measures the sum again
+                s.param_grads[index] = [s.batch.add(t) for t in _together(grads)]
 
     # -- the step's end --------------------------------------------------------------------------
 
@@ -245,6 +281,7 @@ class StepProbe:
         """Ends the step: one host read of everything it measured, then the exact passes."""
         s = self._step if self._step is not None else _Step()
         self._step = None
+        self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
         loss_slot = s.batch.add(loss.detach().reshape(()))
         values = s.batch.read()
 
