@@ -81,6 +81,17 @@ def _settings(optimizer: Optional[torch.optim.Optimizer]) -> Optional[Dict[str, 
     return out
 
 
+def _parallel_from_environment() -> Optional[Dict[str, Any]]:
+    """A torchrun-style job's rank as run files say it (the C++ ranks' "parallel" object); None
+    outside a job. Its store's address and port tell one job's files from another's."""
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+    if rank is None or world is None:
+        return None
+    return {"rank": int(rank), "world_size": int(world), "address": os.environ.get("MASTER_ADDR", ""),
+            "port": int(os.environ.get("MASTER_PORT", "0") or 0),
+            "local_rank": int(os.environ.get("LOCAL_RANK", "-1"))}
+
+
 class Recorder:
     """Records one training run. Use ``nanscope.record(...)``; see docs/python.md."""
 
@@ -132,7 +143,12 @@ class Recorder:
     def _open(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer], scaler: Any,
               script: str) -> None:
         if os.path.isdir(self.path):
-            raise IsADirectoryError(f"{self.path} is a folder")
+            rank = os.environ.get("RANK")
+            if rank is None or os.environ.get("WORLD_SIZE") is None:
+                raise IsADirectoryError(f"{self.path} is a folder (a folder takes the run files of a data-parallel "
+                                        "job's ranks: RANK and WORLD_SIZE are not set)")
+            # A job's run folder, as `nanscope FOLDER` and `nanscope report FOLDER` read it.
+            self.path = os.path.join(self.path, f"rank-{int(rank)}.nsrun")
         refuse_newer_run_file(self.path)
         create_run_file(self.path)
         self._writer = RunFileWriter(self.path, on_error=self._on_write_error)
@@ -158,6 +174,7 @@ class Recorder:
             },
             "steps": 0,
             "seed": torch.initial_seed(),
+            "parallel": _parallel_from_environment(),
             "device": device,
             "controls": controls,
         }

@@ -54,8 +54,11 @@ std::vector<JobRank> jobRunFiles(const std::string &folder)
             const RunConfig &config = file.info().config;
             c.job = "store " + config.parallel.address + ":" + std::to_string(config.parallel.port) + ", " +
                     // a model's bytes, not its path, which may differ from machine to machine
-                    (config.usesModelFile() ? "model " + file.info().modelSha256.substr(0, 12) : config.scenario) +
-                    ", seed " + std::to_string(config.seed);
+                    (config.isRecordedLoop()   ? "loop " + config.recordedLoop
+                     : config.usesModelFile() ? "model " + file.info().modelSha256.substr(0, 12)
+                                              : config.scenario) +
+                    // a recorded loop's ranks may seed each their own way
+                    (config.isRecordedLoop() ? std::string() : ", seed " + std::to_string(config.seed));
         } catch (const RunFileError &) {
             // counted by its name; its error shows when it is opened
         }
