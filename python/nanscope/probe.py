@@ -114,10 +114,14 @@ def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
 
 def _precision(model: torch.nn.Module) -> str:
     """The precision the forward runs in: autocast's, else the parameters' own dtype."""
+    # PyTorch 2.4 names the dtype by device (get_autocast_dtype); the older calls warn there.
+    by_device = getattr(torch, "get_autocast_dtype", None)
     if torch.is_autocast_enabled():
-        return "bf16" if torch.get_autocast_gpu_dtype() == torch.bfloat16 else "fp16"
+        dtype = by_device("cuda") if by_device else torch.get_autocast_gpu_dtype()
+        return "bf16" if dtype == torch.bfloat16 else "fp16"
     if hasattr(torch, "is_autocast_cpu_enabled") and torch.is_autocast_cpu_enabled():
-        return "fp16" if torch.get_autocast_cpu_dtype() == torch.float16 else "bf16"
+        dtype = by_device("cpu") if by_device else torch.get_autocast_cpu_dtype()
+        return "fp16" if dtype == torch.float16 else "bf16"
     for p in model.parameters():
         if p.dtype == torch.float16:
             return "fp16"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+import torch
 
 from conftest import PYTHON_DIR, report
 
@@ -31,6 +32,8 @@ def test_an_example_records_its_lesson(tmp_path: Path, example: str, steps: int,
     s = report(out)
     assert s["source"] == f"{example}.py"
     assert s["steps_run"] == steps
+    if example == "amp_gradscaler":  # autocast's dtype, not the parameters' fp32
+        assert s["precision"] == ("fp16" if torch.cuda.is_available() else "bf16")
     if phase is None:
         assert s["first_nonfinite_step"] is None
     else:
