@@ -154,6 +154,19 @@ class StatBatch:
             self._slots.append(_PendingNorm(self._norm(x)))
         return len(self._slots) - 1
 
+    def add_vector(self, t: torch.Tensor) -> int:
+        """A 1-d float tensor of numbers already reduced; its slot reads as a list of floats."""
+        if t.device.type == "cpu":
+            self._slots.append(t.tolist())
+        else:
+            self._slots.append(_PendingVector([self._push_scalar(v) for v in t.float().unbind()]))
+        return len(self._slots) - 1
+
+    def _push_scalar(self, v: torch.Tensor) -> Tuple[torch.device, int]:
+        norms = self._norms.setdefault(v.device, [])
+        norms.append(v)
+        return v.device, len(norms) - 1
+
     def read(self) -> List[object]:
         """Every slot's value: a ``Health`` for ``add``, a float for ``add_norm``."""
         pair_at: Dict[Tuple[torch.device, torch.dtype], int] = {}
@@ -174,7 +187,9 @@ class StatBatch:
         values: List[float] = torch.cat(parts).tolist() if parts else []
         out: List[object] = []
         for slot in self._slots:
-            if isinstance(slot, _PendingNorm):
+            if isinstance(slot, _PendingVector):
+                out.append([values[norm_at[d] + i] for d, i in slot.items])
+            elif isinstance(slot, _PendingNorm):
                 out.append(values[norm_at[slot.norm[0]] + slot.norm[1]])
             elif isinstance(slot, _Pending):
                 at = pair_at[(slot.pair[0], slot.pair[1])] + 2 * slot.pair[2]
@@ -190,6 +205,11 @@ class _Pending:
     def __init__(self, tensor: torch.Tensor, version: int, numel: int, pair: Tuple[torch.device, torch.dtype, int],
                  norm: Tuple[torch.device, int]) -> None:
         self.tensor, self.version, self.numel, self.pair, self.norm = tensor, version, numel, pair, norm
+
+
+class _PendingVector:
+    def __init__(self, items: List[Tuple[torch.device, int]]) -> None:
+        self.items = items
 
 
 class _PendingNorm:

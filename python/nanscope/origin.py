@@ -31,6 +31,8 @@ class LayerHealth:
     params: Health = field(default_factory=Health)
     param_grads: Health = field(default_factory=Health)
     input_finite: bool = True
+    # |w after - w before| / |w before| of the update this step applied; NaN: none applied.
+    update_ratio: float = float("nan")
 
     def nonfinite(self) -> bool:
         """The one definition of a non-finite layer in a step: its output or its gradient."""

@@ -12,6 +12,7 @@ not part of a training step and are not measured.
 from __future__ import annotations
 
 import functools
+import math
 import time
 import types
 import weakref
@@ -82,6 +83,8 @@ class _Step:
     grad_targets: Dict[int, Tuple[weakref.ref, Tuple[List[int], List[int]]]] = field(default_factory=dict)
     input_grad: Dict[int, List[int]] = field(default_factory=dict)  # module -> slots
     param_grads_queued: bool = False  # their measurement waits for the end of backward
+    weights_before: Optional[List[torch.Tensor]] = None  # copies taken just before the update
+    update_slot: Optional[int] = None  # per parameter: |w after - w before|, then |w before|
     input_slot: Optional[int] = None
     input_tensor: Optional[torch.Tensor] = None
     scale_slot: Optional[int] = None
@@ -102,6 +105,12 @@ class _Step:
 
 # Runs a callback when the current backward pass ends (as DistributedDataParallel does).
 _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
+
+
+def _norms(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
+    if hasattr(torch, "_foreach_norm"):
+        return list(torch._foreach_norm(tensors))
+    return [torch.linalg.vector_norm(t) for t in tensors]
 
 
 def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
@@ -143,6 +152,7 @@ class StepProbe:
         self.scaler = scaler
         self._modules = [m for _, m in named]
         self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
+        self._all_params = [p for params in self._own_params for p in params]
         self._step: Optional[_Step] = None
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
@@ -177,6 +187,8 @@ class StepProbe:
         if s is None or self.optimizer is None:
             return
         s.learning_rate = float(self.optimizer.param_groups[0]["lr"])
+        # The update ratio |dw| / |w| needs the weights as they were: one copy of them all.
+        s.weights_before = torch._foreach_mul([p.detach() for p in self._all_params], 1.0)
         by_device: Dict[torch.device, List[torch.Tensor]] = {}
         for group in self.optimizer.param_groups:
             for p in group["params"]:
@@ -189,8 +201,18 @@ class StepProbe:
             s.clipped_slots.append(s.batch.add_norm(torch.stack(norms).float()))
 
     def _after_update(self) -> None:
-        if self._step is not None:
-            self._step.optimizer_stepped = True
+        s = self._step
+        if s is None:
+            return
+        s.optimizer_stepped = True
+        if s.weights_before is not None:
+            after = [p.detach() for p in self._all_params]
+            moved = torch._foreach_sub(after, s.weights_before)
+            norms = _norms(moved) + _norms(s.weights_before)
+            if norms:
+                same = len({n.dtype for n in norms}) == 1
+                s.update_slot = s.batch.add_vector(torch.stack(norms if same else [n.float() for n in norms]).float())
+            s.weights_before = None
 
     # -- forward and backward --------------------------------------------------------------------
 
@@ -302,6 +324,17 @@ class StepProbe:
             lh.input_finite = not merged(s.inputs.get(i, [])).has_nonfinite()
             layers.append(lh)
         input_grads = [merged(s.input_grad.get(i, [])) for i in range(len(self.layers))]
+        if s.update_slot is not None:
+            norms = values[s.update_slot]
+            assert isinstance(norms, list)
+            count = len(self._all_params)
+            at = 0
+            for i, params in enumerate(self._own_params):
+                moved = sum(v * v for v in norms[at:at + len(params)])
+                size = sum(v * v for v in norms[count + at:count + at + len(params)])
+                at += len(params)
+                if params and size > 0:
+                    layers[i].update_ratio = math.sqrt(moved) / math.sqrt(size)
         input_health = values[s.input_slot] if s.input_slot is not None else Health()
         assert isinstance(input_health, Health)
         loss_health = values[loss_slot]

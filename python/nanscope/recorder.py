@@ -19,6 +19,7 @@ import torch
 from . import __version__
 from . import format as fmt
 from .health import Health
+from .forecast import UpdateWarnings
 from .origin import LayerHealth, Origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
 from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
@@ -112,6 +113,7 @@ class Recorder:
         self.name = name or (os.path.basename(script) if script else "python")
         self._probe = StepProbe(model, optimizer, scaler)
         self.layers = self._probe.layers
+        self._update_warnings = UpdateWarnings(self.layers)
         self._optimizer = optimizer
         self._writer: Optional[RunFileWriter] = None
         # The summary's tally, kept as the C++ StepTally keeps it.
@@ -297,6 +299,9 @@ class Recorder:
             self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if skipped:
             self._event("recovery", step, -1, why)
+        if not failed:  # the value is already here on a failed step: nothing to forecast
+            for layer, text in self._update_warnings.add(m.layers, m.learning_rate):
+                self._event("warning", step, layer, text)
 
     def _write_layers(self, step: int, layers: List[LayerHealth]) -> None:
         assert self._writer is not None
@@ -310,7 +315,7 @@ class Recorder:
                 values += ([h.numel, _compact(h.min), _compact(h.max), h.norm] if h.present else [None] * 4)
                 if h.has_nonfinite():
                     nonfinite.append((step, i, kind, h.nan, h.posinf, h.neginf))
-            values.append(None)  # update_ratio: not measured by the Python recorder (docs/python.md)
+            values.append(lh.update_ratio if math.isfinite(lh.update_ratio) else None)
             rows.append(tuple(values))
         columns = ["key", "input_finite"] + [f"{k}_{c}" for k in fmt.HEALTH_KINDS
                                              for c in ("numel", "min", "max", "norm")] + ["update_ratio"]
