@@ -42,3 +42,22 @@ class UpdateWarnings:
                         "usual: 1e-4 to 1e-2): updates this small are lost to rounding, raise the learning rate")
             out.append((i, text))
         return out
+
+
+class LossScaleWarning:
+    """The C++ loss-scale warning: under loss scaling, a scale that fell below 1 and keeps falling."""
+
+    def __init__(self) -> None:
+        self._lowest_below_one = 1.0
+        self._warned = False
+
+    def add(self, loss_scaling: bool, scale: float) -> List[str]:
+        if not loss_scaling or self._warned or not scale < 1.0:
+            return []
+        out = []
+        if scale < self._lowest_below_one < 1.0:
+            self._warned = True
+            out.append(f"the loss scale fell to {scale:.3g} and keeps falling: gradients overflow fp16 even unscaled, "
+                       "and the scaler has nothing left to give")
+        self._lowest_below_one = min(self._lowest_below_one, scale)
+        return out

@@ -19,7 +19,7 @@ import torch
 from . import __version__
 from . import format as fmt
 from .health import Health
-from .forecast import UpdateWarnings
+from .forecast import LossScaleWarning, UpdateWarnings
 from .origin import LayerHealth, Origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
 from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
@@ -114,6 +114,7 @@ class Recorder:
         self._probe = StepProbe(model, optimizer, scaler)
         self.layers = self._probe.layers
         self._update_warnings = UpdateWarnings(self.layers)
+        self._scale_warning = LossScaleWarning()
         self._optimizer = optimizer
         self._writer: Optional[RunFileWriter] = None
         # The summary's tally, kept as the C++ StepTally keeps it.
@@ -299,6 +300,8 @@ class Recorder:
             self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if skipped:
             self._event("recovery", step, -1, why)
+        for text in self._scale_warning.add(m.loss_scaling, m.loss_scale):  # finite or not
+            self._event("warning", step, -1, text)
         if not failed:  # the value is already here on a failed step: nothing to forecast
             for layer, text in self._update_warnings.add(m.layers, m.learning_rate):
                 self._event("warning", step, layer, text)

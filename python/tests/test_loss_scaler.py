@@ -8,6 +8,7 @@ the scale, the update skipped when a scaled gradient is not finite, the scale ha
 from __future__ import annotations
 
 import math
+import sqlite3
 from pathlib import Path
 from typing import List
 
@@ -76,3 +77,29 @@ def test_overflows_the_scaler_absorbs_are_not_the_origin(tmp_path: Path) -> None
     assert [r["skipped"] == "1" for r in rows] == skipped
     assert math.isclose(float(rows[0]["loss_scale"]), 1e38, rel_tol=1e-6)
     assert all(r["origin_phase"] in ("", "backward") for r in rows)
+
+
+def test_a_scale_that_keeps_falling_below_one_is_warned_of_once(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = HalvingScaler(init_scale=1.0)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    x[0, 0] = float("inf")  # every step overflows: the scale falls and falls
+    path = tmp_path / "falling.nsrun"
+    scales = []
+    with nanscope.record(model, path, optimizer=optimizer, scaler=scaler) as rec:
+        for _ in range(4):
+            optimizer.zero_grad()
+            scales.append(scaler.get_scale())
+            loss = nn.functional.mse_loss(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            rec.step(loss)
+    # The C++ rule: warned at the first step whose scale is below 1 and below an earlier one below 1.
+    due = next(i for i in range(1, len(scales)) if scales[i] < 1.0 and any(1.0 > s > scales[i] for s in scales[:i]))
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    warnings = db.execute("SELECT step, text FROM events WHERE kind = 'warning'").fetchall()
+    assert [step for step, _ in warnings] == [due]
+    assert warnings[0][1].startswith("the loss scale fell to ")
