@@ -4,93 +4,27 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import platform
 import sqlite3
-import struct
 import sys
-import time
 import warnings
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 import torch
 
 from . import __version__
 from . import format as fmt
-from .health import Health
 from .forecast import LossScaleWarning, UpdateWarnings
-from .origin import LayerHealth, Origin, explain, find_origin
+from .origin import Origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
+from .rows import health_columns, index_list, layer_rows
+from .run_config import optimizer_label, optimizer_settings, parallel_from_environment
 from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
-
-_FLOAT_MAX = 3.4028234663852886e38
 
 
 class RecorderClosed(RuntimeError):
     """``step`` was called on a recorder that was already closed."""
-
-
-def _compact(v: float) -> Union[None, int, float]:
-    """A min or max as layer_steps stores it (docs/run-file.md, Range::Compact): a value a float
-    holds exactly as the float's bits in an integer, any other as a number, NaN as NULL."""
-    if math.isnan(v):
-        return None
-    if math.isinf(v) or abs(v) <= _FLOAT_MAX:
-        bits = struct.pack("<f", v)
-        if struct.unpack("<f", bits)[0] == v:
-            return struct.unpack("<i", bits)[0]
-    return v
-
-
-def _health_columns(prefix: str, h: Health) -> Dict[str, Any]:
-    names = ("numel", "min", "max", "norm", "nan", "posinf", "neginf")
-    if not h.present:
-        return {f"{prefix}_{n}": None for n in names}
-    return {f"{prefix}_numel": h.numel, f"{prefix}_min": h.min, f"{prefix}_max": h.max, f"{prefix}_norm": h.norm,
-            f"{prefix}_nan": h.nan, f"{prefix}_posinf": h.posinf, f"{prefix}_neginf": h.neginf}
-
-
-def _index_list(values: Sequence[int]) -> Optional[str]:
-    return json.dumps([int(v) for v in values], separators=(",", ":")) if values else None
-
-
-def _optimizer_label(optimizer: Optional[torch.optim.Optimizer]) -> str:
-    if optimizer is None:
-        return "none"
-    group = optimizer.param_groups[0]
-    label = type(optimizer).__name__.lower()
-    for key in ("momentum", "weight_decay", "betas", "eps"):
-        if key in group and group[key]:
-            label += f", {key.replace('_', ' ')} {group[key]}"
-    return label
-
-
-def _settings(optimizer: Optional[torch.optim.Optimizer]) -> Optional[Dict[str, Any]]:
-    if optimizer is None:
-        return None
-    out: Dict[str, Any] = {}
-    for key, value in optimizer.param_groups[0].items():
-        if key == "params":
-            continue
-        if isinstance(value, (bool, int, float, str)) or value is None:
-            out[key] = fmt.number_json(value) if isinstance(value, float) else value
-        elif isinstance(value, (tuple, list)) and all(isinstance(v, (int, float)) for v in value):
-            out[key] = list(value)
-        else:
-            out[key] = repr(value)
-    return out
-
-
-def _parallel_from_environment() -> Optional[Dict[str, Any]]:
-    """A torchrun-style job's rank as run files say it (the C++ ranks' "parallel" object); None
-    outside a job. Its store's address and port tell one job's files from another's."""
-    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
-    if rank is None or world is None:
-        return None
-    return {"rank": int(rank), "world_size": int(world), "address": os.environ.get("MASTER_ADDR", ""),
-            "port": int(os.environ.get("MASTER_PORT", "0") or 0),
-            "local_rank": int(os.environ.get("LOCAL_RANK", "-1"))}
 
 
 class Recorder:
@@ -172,12 +106,12 @@ class Recorder:
                 "torch": torch.__version__,
                 "dtype": str(first.dtype).replace("torch.", ""),
                 "optimizer_class": type(optimizer).__name__ if optimizer is not None else None,
-                "optimizer_settings": _settings(optimizer),
+                "optimizer_settings": optimizer_settings(optimizer),
                 "scaler": type(scaler).__name__ if scaler is not None else None,
             },
             "steps": 0,
             "seed": torch.initial_seed(),
-            "parallel": _parallel_from_environment(),
+            "parallel": parallel_from_environment(),
             "device": device,
             "controls": controls,
         }
@@ -193,7 +127,7 @@ class Recorder:
         self._writer.write("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)",
                            [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
         self._event("info", 0, -1, f"recording {self.name}: a Python training loop on {device}, torch "
-                    f"{torch.__version__}, {_optimizer_label(optimizer)}")
+                    f"{torch.__version__}, {optimizer_label(optimizer)}")
         self._writer.flush()
         if self._writer.error:
             raise WriteError(self._writer.error)
@@ -273,15 +207,16 @@ class Recorder:
             "origin_op": origin.op or None, "origin_source": origin.source or None,
             "origin_produced": int(origin.produced) if origin.valid() else None,
             "origin_explanation": origin.explanation or None,
-            **_health_columns("input", m.input_health), **_health_columns("loss", m.loss_health),
-            "bad_samples": _index_list(bad), "quarantined": None, "zeroed_gradients": 0,
-            "overflow_layers": _index_list(overflow), "precision": m.precision,
+            **health_columns("input", m.input_health), **health_columns("loss", m.loss_health),
+            "bad_samples": index_list(bad), "quarantined": None, "zeroed_gradients": 0,
+            "overflow_layers": index_list(overflow), "precision": m.precision,
         }
         row = fmt.keyed(fmt.STEP_COLUMNS, row, "steps row")
         assert self._writer is not None
         self._writer.write(f"INSERT INTO steps ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                            [tuple(row.values())])
-        self._write_layers(step, m.layers)
+        for sql, rows in layer_rows(step, len(self.layers), m.layers):
+            self._writer.write(sql, rows)
         # The summary's tally (StepTally): a step counts non-finite when it has an origin.
         self._steps += 1
         self._step_ms += m.step_ms
@@ -306,28 +241,6 @@ class Recorder:
             for layer, text in self._update_warnings.add(m.layers, m.learning_rate):
                 self._event("warning", step, layer, text)
 
-    def _write_layers(self, step: int, layers: List[LayerHealth]) -> None:
-        assert self._writer is not None
-        count = len(self.layers)
-        rows = []
-        nonfinite = []
-        for i, lh in enumerate(layers):
-            values: List[Any] = [step * count + i, int(lh.input_finite)]
-            for kind in fmt.HEALTH_KINDS:
-                h: Health = getattr(lh, kind)
-                values += ([h.numel, _compact(h.min), _compact(h.max), h.norm] if h.present else [None] * 4)
-                if h.has_nonfinite():
-                    nonfinite.append((step, i, kind, h.nan, h.posinf, h.neginf))
-            values.append(lh.update_ratio if math.isfinite(lh.update_ratio) else None)
-            rows.append(tuple(values))
-        columns = ["key", "input_finite"] + [f"{k}_{c}" for k in fmt.HEALTH_KINDS
-                                             for c in ("numel", "min", "max", "norm")] + ["update_ratio"]
-        self._writer.write(f"INSERT INTO layer_steps ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                           rows)
-        if nonfinite:
-            self._writer.write("INSERT INTO layer_nonfinite (step, layer, kind, nan, posinf, neginf) "
-                               "VALUES (?,?,?,?,?,?)", nonfinite)
-
     # -- the end ----------------------------------------------------------------------------------
 
     def summary(self) -> Dict[str, Any]:
@@ -348,7 +261,7 @@ class Recorder:
             "scaler_skipped_steps": self._scaler_skipped,
             "final_loss_scale": fmt.number_json(self._final_scale),
             "precision": self._precision,
-            "optimizer": _optimizer_label(self._optimizer),
+            "optimizer": optimizer_label(self._optimizer),
             "final_learning_rate": fmt.number_json(self._final_lr),
             "steps_per_second": self._steps / (self._step_ms / 1000.0) if self._step_ms > 0 else 0.0,
             "stopped_by_policy": False,
