@@ -8,7 +8,8 @@ steps three ways, interleaved so that machine noise reaches each alike:
   plain     the user's loop, nothing attached (the baseline);
   isnan     the same loop with a forward hook on every module doing `torch.isnan(out).any()` and
             reading it (`.item()`): the recipe people paste, which checks outputs only;
-  recorder  the same loop inside `nanscope.record(...)` with `rec.step(loss)`, writing a run file.
+  recorder  the same loop inside `nanscope.record(...)` with `rec.step(loss)`, writing a run file;
+  ops       (with --ops) the recorder with ops=True, which checks every op (a tenth of the steps).
 Prints the median milliseconds a step of each and the ratios isnan/plain and recorder/plain, and
 recorder/isnan. One process, one thread by default (--threads), as `nanscope bench` measures.
 """
@@ -77,13 +78,13 @@ def isnan_hooks(model: nn.Module) -> List[torch.utils.hooks.RemovableHandle]:
     return [m.register_forward_hook(check) for m in model.modules()]
 
 
-def bench(name: str, rounds: int, steps: int, device: str, folder: str) -> Dict[str, float]:
+def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: bool = False) -> Dict[str, float]:
     torch.manual_seed(0)
     model, x, y = MODELS[name]()
     model, x, y = model.to(device), x.to(device), y.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     time_steps(model, optimizer, x, y, steps)  # warm up
-    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": []}
+    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": [], "ops": []}
     for r in range(rounds):
         times["plain"].append(time_steps(model, optimizer, x, y, steps))
         handles = isnan_hooks(model)
@@ -92,7 +93,11 @@ def bench(name: str, rounds: int, steps: int, device: str, folder: str) -> Dict[
             h.remove()
         with nanscope.record(model, os.path.join(folder, f"{name}-{r}.nsrun"), optimizer=optimizer) as rec:
             times["recorder"].append(time_steps(model, optimizer, x, y, steps, rec))
-    return {k: statistics.median(v) for k, v in times.items()}
+        if ops:
+            with nanscope.record(model, os.path.join(folder, f"{name}-{r}-ops.nsrun"), optimizer=optimizer,
+                                 ops=True) as rec:
+                times["ops"].append(time_steps(model, optimizer, x, y, max(1, steps // 10), rec))
+    return {k: statistics.median(v) for k, v in times.items() if v}
 
 
 def main() -> None:
@@ -102,6 +107,7 @@ def main() -> None:
     parser.add_argument("--models", default="mlp,cnn,deep")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--ops", action="store_true", help="also time ops=True (a tenth of the steps)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.device}, {args.threads} thread(s), {args.rounds} rounds of "
@@ -110,10 +116,11 @@ def main() -> None:
           f"{'rec/isnan':>10}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
-            m = bench(name, args.rounds, args.steps, args.device, folder)
+            m = bench(name, args.rounds, args.steps, args.device, folder, args.ops)
             print(f"{name:6} {m['plain']:8.3f} {m['isnan']:8.3f} {m['recorder']:9.3f} "
                   f"{m['isnan'] / m['plain']:11.3f}x {m['recorder'] / m['plain']:9.3f}x "
-                  f"{m['recorder'] / m['isnan']:9.3f}x")
+                  f"{m['recorder'] / m['isnan']:9.3f}x" + (f"   ops=True {m['ops']:.3f} ms, {m['ops'] / m['plain']:.1f}x"
+                                                             if "ops" in m else ""))
 
 
 if __name__ == "__main__":

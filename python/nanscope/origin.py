@@ -9,9 +9,12 @@ on); the loss; then backward, from the last leaf module to the first.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from .health import Health
+
+if TYPE_CHECKING:
+    from .ops import OpOrigin
 
 
 @dataclass
@@ -128,6 +131,19 @@ def find_origin(step: int, layers: Sequence[Layer], health: Sequence[LayerHealth
         if lh.param_grads.has_nonfinite():
             return _at(step, layers, "backward", leaves[k], True)
     return Origin()
+
+
+def apply_op_origin(origin: Origin, op: "OpOrigin", layers: Sequence[Layer]) -> None:
+    """The op tier's finding on top of the map's, as the C++ applyCodeOrigin does: in forward (or
+    the loss) the op, its line and the module whose own code ran it; in backward the op alone."""
+    if op.backward != (origin.phase == "backward") or origin.phase not in ("forward", "loss", "backward"):
+        return  # found elsewhere than where the map says the value was born
+    origin.op = op.op
+    origin.source = op.source
+    if origin.phase == "forward" and op.module >= 0:
+        origin.layer = op.module
+        origin.layer_path = layers[op.module].path
+        origin.produced = True
 
 
 def explain(origin: Origin, input_health: Health, bad_samples: List[int]) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import torch
 
 from .health import Health, StatBatch, nonfinite_rows
+from .ops import OpChecker, OpOrigin
 from .origin import Layer, LayerHealth, layers_of
 
 
@@ -62,6 +63,7 @@ class StepMeasures:
     optimizer_stepped: bool
     precision: str
     step_ms: float
+    op_origin: Optional[OpOrigin] = None  # with ops=True: the first op that made a non-finite value
 
 
 @dataclass
@@ -144,7 +146,7 @@ class StepProbe:
     """Hooks on a model, its optimizer and its loss scaler; ``finish`` ends a step and measures it."""
 
     def __init__(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
-                 scaler: Any = None) -> None:
+                 scaler: Any = None, ops: bool = False) -> None:
         named = list(model.named_modules())
         self.model = model
         self.layers: List[Layer] = layers_of(named)
@@ -159,6 +161,14 @@ class StepProbe:
         self._handles.append(model.register_forward_pre_hook(self._on_model_forward))
         for i, module in enumerate(self._modules):
             self._handles.append(module.register_forward_hook(functools.partial(self._on_forward, i)))
+        self._ops = ops
+        self._checker: Optional[OpChecker] = None
+        self._running: List[int] = []  # the modules whose forward runs now, innermost last (ops only)
+        if ops:
+            for i, module in enumerate(self._modules):
+                self._handles.append(module.register_forward_pre_hook(
+                    lambda m, inputs, i=i: self._running.append(i)))
+                self._handles.append(module.register_forward_hook(self._leave_module))
         if optimizer is not None:
             self._hook_optimizer(optimizer)
 
@@ -228,6 +238,9 @@ class StepProbe:
             else:
                 s.scale = float(self.scaler.get_scale())
         self._step = s
+        if self._ops:  # every op from here to the step's end is checked
+            self._checker = OpChecker(lambda: self._running[-1] if self._running else -1)
+            self._checker.__enter__()
         return s
 
     def _current(self) -> Optional[_Step]:
@@ -305,6 +318,7 @@ class StepProbe:
 
     def finish(self, loss: torch.Tensor) -> StepMeasures:
         """Ends the step: one host read of everything it measured, then the exact passes."""
+        op_origin = self._stop_checking()
         s = self._step if self._step is not None else _Step()
         self._step = None
         self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
@@ -354,11 +368,23 @@ class StepProbe:
             else [],
             loss_health=loss_health, loss=_value_of(loss_health), grad_norm=grad_norm,
             grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
-            loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision,
+            loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision, op_origin=op_origin,
             step_ms=(time.perf_counter() - s.started) * 1000.0)
+
+    def _leave_module(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:
+        if self._running:  # returns None: a forward hook's result would replace the output
+            self._running.pop()
+
+    def _stop_checking(self) -> Optional[OpOrigin]:
+        checker, self._checker = self._checker, None
+        if checker is None:
+            return None
+        checker.__exit__(None, None, None)
+        return checker.first
 
     def close(self) -> None:
         """Removes every hook; the model and optimizer are as they were."""
+        self._stop_checking()
         for handle in self._handles:
             handle.remove()
         for restore in self._restore:

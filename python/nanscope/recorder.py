@@ -16,7 +16,7 @@ import torch
 from . import __version__
 from . import format as fmt
 from .forecast import LossScaleWarning, UpdateWarnings
-from .origin import Origin, explain, find_origin
+from .origin import Origin, apply_op_origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
 from .rows import health_columns, index_list, layer_rows
 from .run_config import optimizer_label, optimizer_settings, parallel_from_environment
@@ -31,7 +31,7 @@ class Recorder:
     """Records one training run. Use ``nanscope.record(...)``; see docs/python.md."""
 
     def __init__(self, model: torch.nn.Module, path: str, optimizer: Optional[torch.optim.Optimizer] = None,
-                 scaler: Any = None, name: Optional[str] = None, errors: str = "raise") -> None:
+                 scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False) -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
         if errors not in ("raise", "continue"):
@@ -45,7 +45,7 @@ class Recorder:
         self._step = 0
         script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else ""
         self.name = name or (os.path.basename(script) if script else "python")
-        self._probe = StepProbe(model, optimizer, scaler)
+        self._probe = StepProbe(model, optimizer, scaler, ops=ops)
         self.layers = self._probe.layers
         self._update_warnings = UpdateWarnings(self.layers)
         self._scale_warning = LossScaleWarning()
@@ -189,6 +189,8 @@ class Recorder:
             overflow = [i for i, lh in enumerate(m.layers) if lh.param_grads.has_nonfinite()]
         scaler_absorbs = (origin.phase == "backward" and (m.loss_scaling or bool(overflow))
                           and m.loss_scale >= 2.0 ** -24)
+        if origin.valid() and m.op_origin is not None:
+            apply_op_origin(origin, m.op_origin, self.layers)
         if origin.valid():
             origin.explanation = explain(origin, m.input_health, bad)
         failed = origin.valid() and not scaler_absorbs
@@ -298,11 +300,12 @@ class Recorder:
 
 
 def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optional[torch.optim.Optimizer] = None,
-           scaler: Any = None, name: Optional[str] = None, errors: str = "raise") -> Recorder:
+           scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False) -> Recorder:
     """Starts recording ``model``'s training into the run file ``path``; see docs/python.md.
 
     Returns the recorder, also a context manager: closing it writes the summary. ``errors``:
     ``"raise"`` (the default) raises when the file cannot be written; ``"continue"`` warns once
-    and lets the training go on unrecorded.
+    and lets the training go on unrecorded. ``ops=True`` checks every op and names the first
+    that turned finite inputs into a non-finite value, with its line (slow: for hunting).
     """
-    return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors)
+    return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors, ops=ops)

@@ -19,7 +19,7 @@ sys.path.insert(0, str(PYTHON_DIR.parent / "tests"))
 import python_fixtures as fixtures  # noqa: E402  (the C++ suites' models)
 
 
-def cpp_origin(model: nn.Module, x: torch.Tensor, y: torch.Tensor, tmp_path: Path) -> Tuple[str, str]:
+def cpp_origin(model: nn.Module, x: torch.Tensor, y: torch.Tensor, tmp_path: Path) -> dict:
     torch.jit.script(model).save(str(tmp_path / "model.pt"))
     torch.save(x, tmp_path / "x.pt")
     torch.save(y, tmp_path / "y.pt")
@@ -27,8 +27,7 @@ def cpp_origin(model: nn.Module, x: torch.Tensor, y: torch.Tensor, tmp_path: Pat
                    str(tmp_path / "y.pt"), "--loss", "mse", "--batch", str(len(x)), "--steps", "1", "--optimizer",
                    "sgd", "--lr", "0.01", "--json", check=False)
     summary = next(json.loads(line) for line in done.stdout.splitlines() if '"type":"summary"' in line)
-    origin = summary["origin"]
-    return origin["phase"], origin["layer"]
+    return summary["origin"]
 
 
 @pytest.mark.parametrize("name, shape", [
@@ -55,4 +54,29 @@ def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, sha
         rec.step(loss)
     s = report(path)
     assert s["first_nonfinite_step"] == 0
-    assert (s["origin"]["phase"], s["origin"]["layer"]) == expected
+    assert (s["origin"]["phase"], s["origin"]["layer"]) == (expected["phase"], expected["layer"])
+
+
+@pytest.mark.parametrize("name", ["LogModel", "RootForwardNan"])
+def test_ops_name_the_same_op_and_line_as_nanscope_run(tmp_path: Path, name: str) -> None:
+    # The C++ side's op tier names the op and the user's line from the scripted model's own code;
+    # ops=True names them from the ops the Python loop ran.
+    torch.manual_seed(4)
+    model = getattr(fixtures, name)()
+    x = torch.randn(8, 4)
+    with torch.no_grad():
+        y = torch.zeros_like(model(x))
+    expected = cpp_origin(model, x, y, tmp_path)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    path = tmp_path / "ops.nsrun"
+    with nanscope.record(model, path, optimizer=optimizer, ops=True) as rec:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        rec.step(loss)
+    got = report(path)["origin"]
+    assert {k: got[k] for k in ("phase", "layer", "op", "produced")} == \
+        {k: expected[k] for k in ("phase", "layer", "op", "produced")}
+    assert got["source"].split(":")[0] == "python_fixtures.py"
+    assert got["source"] == expected["source"].rsplit("/", 1)[-1]
