@@ -28,6 +28,8 @@ SUMMARY_KEYS: List[str] = _DEFINITION["summary_keys"]
 ORIGIN_KEYS: List[str] = _DEFINITION["origin_keys"]
 PRECISIONS: List[str] = _DEFINITION["precisions"]
 CHUNK_STEPS: int = _DEFINITION["chunk_steps"]
+#: By precision name: "largest_finite" and "smallest_positive", what the forecasts warn of.
+PRECISION_LIMITS: Dict[str, Dict[str, float]] = _DEFINITION["precision_limits"]
 
 
 def number_json(value: float) -> Any:

@@ -15,7 +15,7 @@ import torch
 
 from . import __version__
 from . import format as fmt
-from .forecast import LossScaleWarning, UpdateWarnings
+from .forecast import LossScaleWarning, TrendForecast, UpdateWarnings
 from .origin import Origin, apply_op_origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
 from .rows import health_columns, index_list, layer_rows
@@ -49,6 +49,7 @@ class Recorder:
         self.layers = self._probe.layers
         self._update_warnings = UpdateWarnings(self.layers)
         self._scale_warning = LossScaleWarning()
+        self._trends = TrendForecast(self.layers)
         self._optimizer = optimizer
         self._writer: Optional[RunFileWriter] = None
         # The summary's tally, kept as the C++ StepTally keeps it.
@@ -240,7 +241,8 @@ class Recorder:
         for text in self._scale_warning.add(m.loss_scaling, m.loss_scale):  # finite or not
             self._event("warning", step, -1, text)
         if not failed:  # the value is already here on a failed step: nothing to forecast
-            for layer, text in self._update_warnings.add(m.layers, m.learning_rate):
+            for layer, text in self._update_warnings.add(m.layers, m.learning_rate) + \
+                    self._trends.add(step, m.layers, m.loss, m.loss_health, m.precision):
                 self._event("warning", step, layer, text)
 
     # -- the end ----------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ namespace nanscope {
 
 // One JSON object: format_version, application_id, the schema's SQL in creation order, the
 // float32_exponents rows, the steps columns (name, since, written, exported), the health kinds,
-// phases, event kinds, the summary's and an origin's keys in order, and the chunk length.
+// phases, event kinds, precisions and their limits, the summary's and an origin's keys in order,
+// and the chunk length.
 std::string runFileFormatJson();
 
 }  // namespace nanscope

@@ -60,8 +60,11 @@ std::string runFileFormatJson()
                         EventKind::ControlChange, EventKind::Paused, EventKind::Error, EventKind::Warning})
         events.push_back(eventKindId(k));
     Json precisions = Json::array();
-    for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
+    Json limits = Json::object();  // what the forecasts warn of: overflow above, rounding to 0 below
+    for (Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
         precisions.push_back(precisionName(p));
+        limits[precisionName(p)] = {{"largest_finite", largestFinite(p)}, {"smallest_positive", smallestPositive(p)}};
+    }
     Origin origin;
     origin.phase = Phase::Forward;
     const Json out = {
@@ -76,6 +79,7 @@ std::string runFileFormatJson()
         {"summary_keys", keysOf(summaryJson(RunSummary{}, {}))},
         {"origin_keys", keysOf(originJson(origin))},
         {"precisions", precisions},
+        {"precision_limits", limits},
         {"chunk_steps", kChunkSteps},
     };
     return out.dump(1) + "\n";
