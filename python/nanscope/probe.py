@@ -206,8 +206,7 @@ class StepProbe:
                     by_device.setdefault(p.grad.device, []).append(p.grad)
         for grads in by_device.values():
             # The norm of the norms is the norm of them all: one call for every gradient.
-            norms = torch._foreach_norm(grads) if hasattr(torch, "_foreach_norm") else \
-                [torch.linalg.vector_norm(g) for g in grads]
+            norms = _norms(grads)
             s.clipped_slots.append(s.batch.add_norm(torch.stack(norms).float()))
 
     def _after_update(self) -> None:

@@ -13,9 +13,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
+import torch
+from torch import nn
 
 PYTHON_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PYTHON_DIR))
@@ -53,3 +55,27 @@ def export_steps(path: Path, tmp_path: Path) -> List[Dict[str, str]]:
     out = tmp_path / (path.stem + ".csv")
     run_cli("export", str(path), "--csv", str(out))
     return list(csv.DictReader(io.StringIO(out.read_text())))
+
+
+def regression(lr: float) -> Tuple[nn.Module, torch.optim.Optimizer, torch.Tensor, torch.Tensor]:
+    """An MSE regression whose targets are ten times the inputs' sum: diverges at a large lr."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+    x = torch.randn(32, 4)
+    y = x.sum(dim=1, keepdim=True) * 10
+    return model, torch.optim.SGD(model.parameters(), lr=lr), x, y
+
+
+def train(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, steps: int,
+          rec: Optional[Any] = None) -> List[float]:
+    """`steps` plain training steps (each ended with `rec.step` when recording); the losses."""
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if rec is not None:
+            rec.step(loss)
+    return losses

@@ -6,10 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import torch
-from torch import nn
-
 import nanscope
+from conftest import regression, train
 from nanscope.forecast import Track, follow, overflow_text
 
 
@@ -32,19 +30,10 @@ def test_noise_is_not_growth() -> None:
 
 
 def test_a_diverging_loop_is_warned_of_before_it_overflows(tmp_path: Path) -> None:
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    x = torch.randn(32, 4)
-    y = x.sum(dim=1, keepdim=True) * 10
+    model, optimizer, x, y = regression(0.5)
     path = tmp_path / "diverge.nsrun"
     with nanscope.record(model, path, optimizer=optimizer) as rec:
-        for _ in range(30):
-            optimizer.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-            rec.step(loss)
+        train(model, optimizer, x, y, 30, rec)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     first = db.execute("SELECT min(step) FROM steps WHERE origin_phase IS NOT NULL").fetchone()[0]
     grows = db.execute("SELECT step, text FROM events WHERE kind = 'warning' AND text LIKE '% grows x%'").fetchall()

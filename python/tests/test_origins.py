@@ -11,29 +11,7 @@ import torch
 from torch import nn
 
 import nanscope
-from conftest import export_steps, report
-
-
-def regression(lr: float) -> Tuple[nn.Module, torch.optim.Optimizer, torch.Tensor, torch.Tensor]:
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
-    x = torch.randn(32, 4)
-    y = x.sum(dim=1, keepdim=True) * 10
-    return model, torch.optim.SGD(model.parameters(), lr=lr), x, y
-
-
-def train(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, steps: int,
-          rec: "nanscope.Recorder | None" = None) -> List[float]:
-    losses = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if rec is not None:
-            rec.step(loss)
-    return losses
+from conftest import export_steps, regression, report, train
 
 
 def nonfinite_per_step(steps: int, lr: float) -> Tuple[List[List[str]], List[Set[str]]]:
