@@ -155,9 +155,14 @@ QString ControlPanel::scenario() const
 
 bool ControlPanel::modelSelected() const { return scenario_->currentData().toString() == kModelEntry; }
 
+bool ControlPanel::recordedLoopSelected() const
+{
+    return scenario_->currentData().toString() == kRecordedLoopEntry;
+}
+
 QString ControlPanel::runName() const
 {
-    if (scenario_->currentData().toString() == kRecordedLoopEntry)
+    if (recordedLoopSelected())
         return QFileInfo(recordedLoop_).completeBaseName();
     return modelSelected() ? QFileInfo(modelPath_).completeBaseName() : scenario();
 }
@@ -287,7 +292,7 @@ RunConfig ControlPanel::runConfig() const
     config.device = device_->currentData().toString().toStdString();
     config.controls = controls();
     config.optimizer = optimizer_->choice();
-    if (scenario_->currentData().toString() == kRecordedLoopEntry)
+    if (recordedLoopSelected())
         config.recordedLoop = recordedLoop_.toStdString();  // refused by the session, with why
     if (modelSelected()) {
         config.modelPath = modelPath_.toStdString();

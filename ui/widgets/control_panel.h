@@ -33,6 +33,7 @@ public:
     // A run file of a loop another program recorded (nanscope.record): shown by its name, as the
     // source a model file is shown by; Start with it selected is refused with why.
     void showRecordedLoop(const QString &name);
+    bool recordedLoopSelected() const;
     // Adds (or replaces) the "model" entry of the scenario picker and selects it; the model is
     // loaded at Start, where the session reports what is wrong with it.
     void setModel(const QString &path, const ModelInputChoice &input);
