@@ -3,7 +3,8 @@
 Forward hooks measure each module's output and register a hook on it for the gradient that flows
 back into it; when a backward pass ends (an autograd engine callback, as DistributedDataParallel
 uses) the parameters' gradients are measured, accumulated and not yet clipped or unscaled,
-whatever ``zero_grad`` does later; the optimizer's step hooks read the learning rate and the
+whatever ``zero_grad`` does later (under DistributedDataParallel, each gradient bucket before its
+all-reduce: see ddp.py); the optimizer's step hooks read the learning rate and the
 clipped gradients just before the update and tell that the update ran (a ``GradScaler`` that
 skips it never calls it). Forwards with autograd off (validation under ``torch.no_grad()``) are
 not part of a training step and are not measured.
@@ -64,6 +65,8 @@ class StepMeasures:
     precision: str
     step_ms: float
     op_origin: Optional[OpOrigin] = None  # with ops=True: the first op that made a non-finite value
+    # Data-parallel: this rank's own gradients were finite, those the all-reduce gave back not.
+    nonfinite_from_other_ranks: bool = False
 
 
 @dataclass
@@ -85,6 +88,10 @@ class _Step:
     grad_targets: Dict[int, Tuple[weakref.ref, Tuple[List[int], List[int]]]] = field(default_factory=dict)
     input_grad: Dict[int, List[int]] = field(default_factory=dict)  # module -> slots
     param_grads_queued: bool = False  # their measurement waits for the end of backward
+    # Data-parallel: layer -> parameter's place in it -> slot, measured in a gradient bucket
+    # before its all-reduce (this backward's); and the slots of the buckets as averaged.
+    bucket_grads: Dict[int, Dict[int, int]] = field(default_factory=dict)
+    reduced_slots: List[int] = field(default_factory=list)
     weights_before: Optional[List[torch.Tensor]] = None  # copies taken just before the update
     update_slot: Optional[int] = None  # per parameter: |w after - w before|, then |w before|
     input_slot: Optional[int] = None
@@ -155,6 +162,7 @@ class StepProbe:
         self._modules = [m for _, m in named]
         self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
         self._all_params = [p for params in self._own_params for p in params]
+        self._place_of = {id(p): (i, j) for i, params in enumerate(self._own_params) for j, p in enumerate(params)}
         self._step: Optional[_Step] = None
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
@@ -309,9 +317,27 @@ class StepProbe:
             return
         s.param_grads_queued = False
         for index, params in enumerate(self._own_params):
-            grads = [p.grad for p in params if p.grad is not None]
-            if grads:  # a later backward of the step (accumulation) measures the sum again
-                s.param_grads[index] = [s.batch.add(t) for t in _together(grads)]
+            in_buckets = s.bucket_grads.get(index, {})
+            grads = [p.grad for j, p in enumerate(params) if p.grad is not None and j not in in_buckets]
+            if grads or in_buckets:  # a later backward of the step (accumulation) measures the sum again
+                s.param_grads[index] = list(in_buckets.values()) + [s.batch.add(t) for t in _together(grads)]
+        s.bucket_grads = {}
+
+    def measure_bucket(self, params: List[torch.Tensor], grads: List[torch.Tensor]) -> None:
+        """A data-parallel gradient bucket, before its all-reduce: this rank's own gradients."""
+        s = self._step
+        if s is None:
+            return
+        self._queue_param_grads(s)
+        for p, grad in zip(params, grads):
+            place = self._place_of.get(id(p))
+            if place is not None:
+                s.bucket_grads.setdefault(place[0], {})[place[1]] = s.batch.add(grad)
+
+    def measure_reduced(self, averaged: torch.Tensor) -> None:
+        """A data-parallel gradient bucket as the all-reduce gave it back (its norm tells NaN or Inf)."""
+        if self._step is not None:
+            self._step.reduced_slots.append(self._step.batch.add_norm(averaged))
 
     # -- the step's end --------------------------------------------------------------------------
 
@@ -356,6 +382,8 @@ class StepProbe:
         scaling = self.scaler is not None and self.scaler.is_enabled()
         grad_norm = _total_norm([lh.param_grads for lh in layers]) / (scale if scaling and scale > 0 else 1.0)
         clipped = [float(values[slot]) for slot in s.clipped_slots]  # type: ignore[arg-type]
+        from_others = math.isfinite(grad_norm) and not all(
+            math.isfinite(values[slot]) for slot in s.reduced_slots)  # type: ignore[arg-type]
         grad_norm_clipped = (sum(v * v for v in clipped) ** 0.5) if clipped else grad_norm
         lr = s.learning_rate
         if lr is None:
@@ -368,6 +396,7 @@ class StepProbe:
             loss_health=loss_health, loss=_value_of(loss_health), grad_norm=grad_norm,
             grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
             loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision, op_origin=op_origin,
+            nonfinite_from_other_ranks=from_others,
             step_ms=(time.perf_counter() - s.started) * 1000.0)
 
     def _leave_module(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:

@@ -15,6 +15,7 @@ import torch
 
 from . import __version__
 from . import format as fmt
+from .ddp import check_buckets, inner_module, is_ddp
 from .forecast import LossScaleWarning, TrendForecast, UpdateWarnings
 from .origin import Origin, apply_op_origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
@@ -36,6 +37,7 @@ class Recorder:
             raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
         if errors not in ("raise", "continue"):
             raise ValueError(f"nanscope.record: errors must be 'raise' or 'continue', not {errors!r}")
+        wrapper, model = model, inner_module(model)
         if not any(True for _ in model.parameters()):
             raise ValueError("nanscope.record: the model has no parameters: there is no training to record")
         self.path = os.fspath(path)
@@ -46,6 +48,10 @@ class Recorder:
         script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else ""
         self.name = name or (os.path.basename(script) if script else "python")
         self._probe = StepProbe(model, optimizer, scaler, ops=ops)
+        # Data-parallel: each rank records its own gradients, measured before DDP averages them.
+        self.ranks_own_gradients = is_ddp(wrapper) and check_buckets(
+            wrapper, self._probe.measure_bucket, self._probe.measure_reduced)
+        self._from_other_ranks: Optional[int] = None  # the step whose all-reduce first brought NaN
         self.layers = self._probe.layers
         self._update_warnings = UpdateWarnings(self.layers)
         self._scale_warning = LossScaleWarning()
@@ -194,6 +200,9 @@ class Recorder:
             apply_op_origin(origin, m.op_origin, self.layers)
         if origin.valid():
             origin.explanation = explain(origin, m.input_health, bad)
+            if origin.phase == "update" and self._from_other_ranks == step - 1:
+                origin.explanation = origin.explanation.rstrip(".") + (
+                    " with gradients that the all-reduce brought from another rank (this rank's own were finite).")
         failed = origin.valid() and not scaler_absorbs
         params_finite = not any(lh.params.has_nonfinite() for lh in m.layers)
         self._previous_params_finite = params_finite
@@ -238,6 +247,11 @@ class Recorder:
             self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if skipped:
             self._event("recovery", step, -1, why)
+        if m.nonfinite_from_other_ranks and self._from_other_ranks is None:
+            self._from_other_ranks = step
+            self._event("warning", step, -1, "the gradient all-reduce brought NaN or Inf from another rank: this "
+                        "rank's own gradients were finite, and DistributedDataParallel averaged the others' into "
+                        "them (`nanscope report FOLDER` names the rank where they were born)")
         for text in self._scale_warning.add(m.loss_scaling, m.loss_scale):  # finite or not
             self._event("warning", step, -1, text)
         if not failed:  # the value is already here on a failed step: nothing to forecast

@@ -163,43 +163,6 @@ def test_a_killed_recorder_leaves_a_file_that_reads_and_follows(tmp_path: Path) 
     assert run_cli("report", str(path)).stdout.startswith("recorded loop slow (nanscope.record)")
 
 
-RANK_LOOP = textwrap.dedent("""
-    import sys, torch
-    from torch import nn
-    sys.path.insert(0, sys.argv[2])
-    import nanscope
-    torch.manual_seed(int(sys.argv[3]))  # each rank seeded its own way: still one job
-    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    x, y = torch.randn(8, 3), torch.randn(8, 1)
-    if sys.argv[3] == "1":
-        x[2, 0] = float("nan")  # a bad sample in rank 1's shard
-    with nanscope.record(model, sys.argv[1], optimizer=opt) as rec:
-        for step in range(4):
-            opt.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            rec.step(loss)
-""")
-
-
-def test_a_jobs_ranks_write_a_run_folder_that_nanscope_reads(tmp_path: Path) -> None:
-    folder = tmp_path / "job"
-    folder.mkdir()
-    children = [subprocess.Popen([sys.executable, "-c", RANK_LOOP, str(folder), str(PYTHON_DIR), str(rank)],
-                                 env={**os.environ, "RANK": str(rank), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1",
-                                      "MASTER_PORT": "29500"}) for rank in (0, 1)]
-    assert [c.wait(120) for c in children] == [0, 0]
-    assert sorted(p.name for p in folder.iterdir()) == ["rank-0.nsrun", "rank-1.nsrun"]
-    s0, s1 = report(folder / "rank-0.nsrun"), report(folder / "rank-1.nsrun")
-    assert s0["first_nonfinite_step"] is None
-    assert s1["first_nonfinite_step"] == 0 and s1["origin"]["phase"] == "input"
-    # The folder reads as one job: each rank's report, in rank order.
-    out = run_cli("report", str(folder)).stdout
-    assert "rank 0" in out and "rank 1" in out, out
-
-
 def test_a_folder_without_a_job_is_refused(tmp_path: Path) -> None:
     model, optimizer, _, _ = small()
     with pytest.MonkeyPatch.context() as m:
