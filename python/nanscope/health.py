@@ -67,13 +67,26 @@ def _reducible(t: torch.Tensor) -> torch.Tensor:
     return x
 
 
+# A large contiguous CPU tensor is reduced as rows of this many elements, then the rows' norms:
+# 1.13's CPU kernels run the row-wise norm and amin/amax a third faster than one whole-tensor
+# norm and aminmax (measured on 2 MB activations: 121 against 180 us).
+_ROW = 128
+_LARGE = 1 << 16
+# A CPU tensor up to this many elements is reduced at once but read at the step's end with the
+# others: its reductions cost about 2 us, turning each into a Python float several more.
+_SMALL = 1 << 14
+
+
 def _norm32(x: torch.Tensor) -> torch.Tensor:
-    """The L2 norm as a float32 scalar: one kernel, no temporary (asking for float64 would convert
-    the whole tensor first, several times slower). A norm beyond float32 comes out Inf and is
+    """The L2 norm as a float32 scalar: no float64 copy (asking for float64 would convert the
+    whole tensor first, several times slower). A norm beyond float32 comes out Inf and is
     computed again in float64 at the step's end."""
     if x.dtype in (torch.float16, torch.bfloat16):  # on a GPU: widened inside the kernel
         return torch.linalg.vector_norm(x, dtype=torch.float32)
-    norm = torch.linalg.vector_norm(x)
+    if x.device.type == "cpu" and x.numel() >= _LARGE and x.numel() % _ROW == 0 and x.is_contiguous():
+        norm = torch.linalg.vector_norm(torch.linalg.vector_norm(x.view(-1, _ROW), dim=1))
+    else:
+        norm = torch.linalg.vector_norm(x)
     return norm if norm.dtype == torch.float32 else norm.to(torch.float32)
 
 
@@ -107,9 +120,11 @@ def nonfinite_rows(t: torch.Tensor) -> List[int]:
 class StatBatch:
     """One step's measurements; ``add`` returns a slot, ``read`` gives every slot's value.
 
-    On the CPU a value is read at once (reading the host costs nothing there), and a tensor that
-    holds NaN or Inf gets its exact pass right away: no tensor outlives its hook, so the memory
-    the step frees is reused as without the recorder. On a GPU a tensor is reduced to device
+    On the CPU a large tensor is read at once, and one that holds NaN or Inf gets its exact pass
+    right away: no large tensor outlives its hook, so the memory the step frees is reused as
+    without the recorder. A small CPU tensor is reduced at once too, but its three scalars are read
+    with the others at the step's end (turning each into a Python float costs more than the
+    reduction); it is kept until then for the exact pass, a few kilobytes. On a GPU a tensor is reduced to device
     scalars (min, max, norm) and ``read`` copies all of them to the host at once, at the step's
     end; the tensors are kept until then for the exact pass of an unhealthy one, which the GPU's
     caching allocator makes cheap.
@@ -119,6 +134,8 @@ class StatBatch:
         # Device scalars, by device and then dtype: the (min, max) pairs; by device: the norms.
         self._pairs: Dict[torch.device, Dict[torch.dtype, List[torch.Tensor]]] = {}
         self._norms: Dict[torch.device, List[torch.Tensor]] = {}
+        # Small CPU tensors' (min, max, norm) scalars, by dtype, read together at the end.
+        self._host: Dict[torch.dtype, List[torch.Tensor]] = {}
         # A slot is a value already read (a Health, or a float for add_norm), or a _Pending.
         self._slots: List[object] = []
 
@@ -135,6 +152,11 @@ class StatBatch:
         x = _reducible(t)
         if x.numel() == 0:
             self._slots.append(Health(present=True))
+        elif x.device.type == "cpu" and x.numel() <= _SMALL:
+            values = self._host.setdefault(x.dtype, [])
+            low, high = torch.aminmax(x)
+            values += (low, high, _norm32(x).to(x.dtype))
+            self._slots.append(_HostPending(x, x._version, x.numel(), x.dtype, len(values) - 3))
         elif x.device.type == "cpu":
             self._slots.append(_read_now(x))
         else:
@@ -185,9 +207,13 @@ class StatBatch:
                 offset += len(self._norms[device])
             parts.append(torch.cat(on_device).cpu())  # the one host read of this device
         values: List[float] = torch.cat(parts).tolist() if parts else []
+        host = {dtype: torch.stack(scalars).tolist() for dtype, scalars in self._host.items()}
         out: List[object] = []
         for slot in self._slots:
-            if isinstance(slot, _PendingVector):
+            if isinstance(slot, _HostPending):
+                read = host[slot.dtype]
+                out.append(_resolve(slot, read[slot.at], read[slot.at + 1], read[slot.at + 2]))
+            elif isinstance(slot, _PendingVector):
                 out.append([values[norm_at[d] + i] for d, i in slot.items])
             elif isinstance(slot, _PendingNorm):
                 out.append(values[norm_at[slot.norm[0]] + slot.norm[1]])
@@ -207,6 +233,13 @@ class _Pending:
         self.tensor, self.version, self.numel, self.pair, self.norm = tensor, version, numel, pair, norm
 
 
+class _HostPending:
+    """A small CPU tensor's slot: its reductions done, their values read at the step's end."""
+
+    def __init__(self, tensor: torch.Tensor, version: int, numel: int, dtype: torch.dtype, at: int) -> None:
+        self.tensor, self.version, self.numel, self.dtype, self.at = tensor, version, numel, dtype, at
+
+
 class _PendingVector:
     def __init__(self, items: List[Tuple[torch.device, int]]) -> None:
         self.items = items
@@ -223,13 +256,16 @@ def _finite_norm(x: torch.Tensor, l2: float) -> float:
 
 
 def _read_now(x: torch.Tensor) -> Health:
-    lo, hi = (float(v) for v in torch.aminmax(x))
+    if x.numel() >= _LARGE:  # see _ROW
+        lo, hi = float(torch.amin(x)), float(torch.amax(x))
+    else:
+        lo, hi = (float(v) for v in torch.aminmax(x))
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return exact_health(x)
     return Health(present=True, numel=x.numel(), min=lo, max=hi, norm=_finite_norm(x, float(_norm32(x))))
 
 
-def _resolve(slot: _Pending, lo: float, hi: float, l2: float) -> Health:
+def _resolve(slot: "_Pending | _HostPending", lo: float, hi: float, l2: float) -> Health:
     changed = slot.tensor._version != slot.version  # a parameter the update wrote since
     if not (math.isfinite(lo) and math.isfinite(hi)):
         h = exact_health(slot.tensor)  # NaN or Inf in it: count them

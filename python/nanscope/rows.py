@@ -12,6 +12,8 @@ from .health import Health
 from .origin import LayerHealth
 
 _FLOAT_MAX = 3.4028234663852886e38
+_FLOAT = struct.Struct("<f")
+_BITS = struct.Struct("<i")
 
 
 def compact(v: float) -> Union[None, int, float]:
@@ -20,9 +22,9 @@ def compact(v: float) -> Union[None, int, float]:
     if math.isnan(v):
         return None
     if math.isinf(v) or abs(v) <= _FLOAT_MAX:
-        bits = struct.pack("<f", v)
-        if struct.unpack("<f", bits)[0] == v:
-            return struct.unpack("<i", bits)[0]
+        bits = _FLOAT.pack(v)
+        if _FLOAT.unpack(bits)[0] == v:
+            return _BITS.unpack(bits)[0]
     return v
 
 

@@ -28,6 +28,10 @@ def tensors() -> dict:
         "int64": torch.arange(-3, 9),
         "empty": torch.zeros(0, 3),
         "float64": torch.randn(7, dtype=torch.float64),
+        "large, reduced by rows": torch.randn(64, 2048) * 3,
+        "large with nan and inf": torch.randn(70000).index_fill_(0, torch.tensor([5, 69999]), NAN)
+        .index_fill_(0, torch.tensor([17]), INF),
+        "large, not contiguous": torch.randn(512, 256).t(),
     }
 
 
@@ -73,3 +77,16 @@ def test_nonfinite_rows_are_the_batch_rows_holding_nan_or_inf() -> None:
     x[1, 0, 2] = NAN
     x[4, 1, 1] = -INF
     assert nonfinite_rows(x) == [1, 4]
+
+
+def test_one_batch_of_every_kind_reads_each_as_its_exact_health() -> None:
+    # Small CPU tensors are read together at the end, grouped by dtype: each keeps its own values.
+    batch = StatBatch()
+    every = tensors()
+    slots = {name: batch.add(t) for name, t in every.items()}
+    read = batch.read()
+    for name, t in every.items():
+        got, want = read[slots[name]], exact_health(t)
+        assert isinstance(got, Health)
+        assert (got.numel, got.nan, got.posinf, got.neginf) == (want.numel, want.nan, want.posinf, want.neginf), name
+        assert got.norm == pytest.approx(want.norm, rel=1e-5), name
