@@ -2,6 +2,7 @@
 
 #include "cli_args.h"
 #include "cli_bench.h"
+#include "cli_diff.h"
 #include "cli_model.h"
 #include "cli_ranks.h"
 #include "cli_replay.h"
@@ -288,6 +289,14 @@ const char *usage(const std::string &command)
                "  the final report (or JSON summary) of a recorded run, as `run` printed it;\n"
                "  a run whose writer did not finish reports the steps the file holds; a job's run\n"
                "  folder (run --ranks N --record FOLDER) reports each rank's\n";
+    if (command == "diff")
+        return "usage: nanscope diff A.nsrun B.nsrun [--tolerance REL] [--json]\n"
+               "       nanscope diff FOLDER --ranks R,S [--tolerance REL] [--json]\n"
+               "  compares two runs: the settings that differ, the first step where their\n"
+               "  measurements part (the layer and kind of health: forward, backward, parameters or\n"
+               "  their gradients), and where each went non-finite; bit for bit, or --tolerance: a\n"
+               "  relative difference on min, max and norm (NaN/Inf counts always exactly); steps\n"
+               "  matched by number, layers by path; --ranks: two ranks of one job's run folder\n";
     if (command == "export")
         return "usage: nanscope export FILE.nsrun --csv OUT.csv [--layers]\n"
                "  one CSV row a step; --layers: one row a step, layer and kind of health\n";
@@ -313,7 +322,7 @@ const char *usage(const std::string &command)
 bool isSubcommand(const std::string &arg)
 {
     return arg == "scenarios" || arg == "run" || arg == "report" || arg == "export" || arg == "bench" ||
-           arg == "inspect" || arg == "replay";
+           arg == "inspect" || arg == "replay" || arg == "diff";
 }
 
 int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
@@ -321,7 +330,7 @@ int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::
     try {
         if (args.empty() || !isSubcommand(args[0]))
             throw std::invalid_argument(
-                "expected a sub-command: scenarios, run, report, export, replay, inspect or bench");
+                "expected a sub-command: scenarios, run, report, export, diff, replay, inspect or bench");
         if (args[0] == "scenarios")
             return listScenarios(args, out);
         if (args[0] == "inspect")
@@ -334,6 +343,8 @@ int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::
             return exportCommand(args, out, err);
         if (args[0] == "replay")
             return replayCommand(args, out, err);
+        if (args[0] == "diff")
+            return diffCommand(args, out, err);
         return benchCommand(args, out, err);
     } catch (const RunFileError &e) {  // a run file that cannot be read: its name and the cause
         err << "nanscope: " << e.what() << '\n';

@@ -15,7 +15,7 @@ int main(int argc, char **argv)
     if (argc > 1 && nanscope::cli::isSubcommand(argv[1]))
         return nanscope::cli::runSubcommand(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
     std::fprintf(stderr, "nanscope: this build has no window (Qt 6 or QCustomPlot was not found when it was built).\n"
-                         "Headless: nanscope scenarios | run | report | export | inspect | replay | bench (each with "
+                         "Headless: nanscope scenarios | run | report | export | diff | replay | inspect | bench (each with "
                          "--help)\n");
     return 2;
 }

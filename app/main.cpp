@@ -52,7 +52,7 @@ struct GuiOptions {
     {
         parser.setApplicationDescription(QStringLiteral(
             "Find where, when and why NaN and Inf appear in training.\n"
-            "Headless: nanscope scenarios | run | report | export | inspect | bench | gui-bench (each with --help)"));
+            "Headless: nanscope scenarios | run | report | export | diff | replay | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
         parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
@@ -95,7 +95,7 @@ int runGui(int argc, char **argv)
 {
     if (!displayAvailable()) {
         std::fprintf(stderr, "nanscope: no display to open the window on (DISPLAY is not set). Headless: nanscope "
-                             "scenarios | run | report | export | inspect | bench (each with --help); or "
+                             "scenarios | run | report | export | diff | replay | inspect | bench (each with --help); or "
                              "QT_QPA_PLATFORM=offscreen\n");
         return 2;
     }

@@ -5,6 +5,7 @@
 #include <torch/csrc/jit/frontend/parser.h>
 #include <torch/csrc/jit/frontend/resolver.h>
 #include <torch/csrc/jit/frontend/sugared_value.h>
+#include <torch/csrc/jit/serialization/import.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
@@ -318,6 +319,22 @@ void writeModel(const std::string &kind, const std::string &path, unsigned seed)
     else
         throw std::invalid_argument("unknown fixture " + kind);
     m.save(path);
+}
+
+void writeNudgedModel(const std::string &from, const std::string &to, const std::string &name, double by)
+{
+    jit::Module m = jit::load(from);
+    bool found = false;
+    for (const auto &p : m.named_parameters()) {
+        if (p.name != name)
+            continue;
+        torch::NoGradGuard noGrad;
+        p.value.view(-1)[0].add_(by);
+        found = true;
+    }
+    if (!found)
+        throw std::invalid_argument(from + " has no parameter " + name);
+    m.save(to);
 }
 
 void writeBadFile(const std::string &kind, const std::string &path)

@@ -23,6 +23,10 @@ namespace nanscope::fixtures {
 //                  in-place relu_ and add_, 1x1 downsampling), input [N,3,H,W], output [N,10].
 void writeModel(const std::string &kind, const std::string &path, unsigned seed = 1);
 
+// Copies the model at `from` to `to` with the first element of its parameter `name`
+// ("blocks.b1.fc2.weight") increased by `by`: the same model but for one weight.
+void writeNudgedModel(const std::string &from, const std::string &to, const std::string &name, double by);
+
 // Bad files: "empty", "truncated" (a valid model cut in half), "not-zip" (text), "random"
 // (random bytes), "newer-version" (a valid archive claiming format version 99).
 void writeBadFile(const std::string &kind, const std::string &path);

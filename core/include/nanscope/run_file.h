@@ -38,6 +38,7 @@ struct RunFileInfo {
     std::string precision;
     std::uint64_t seed = 0;
     RunConfig config;  // with its initial controls
+    std::string configText;  // the config as the file holds it (JSON), with keys RunConfig does not read
     // A data-parallel job's rank and its number of ranks (docs/ranks.md); worldSize 0: a run of its own.
     int rank = 0;
     int worldSize = 0;

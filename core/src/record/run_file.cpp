@@ -111,7 +111,8 @@ void RunFile::Impl::readRunRow()
     info.device = s.text(7);
     info.precision = s.text(8);
     info.seed = std::uint64_t(s.integer(9));
-    info.config = record::configFrom(parsed(s.text(10)));
+    info.configText = s.text(10);
+    info.config = record::configFrom(parsed(info.configText));
     info.finished = !s.isNull(11);
     info.heartbeat = s.integer(12);
     info.rank = info.config.parallel.rank;

@@ -1,55 +1,17 @@
 #include "replay/step_compare.h"
 
+#include "nanscope/health_compare.h"
 #include "nanscope/health_kinds.h"
 
-#include <cmath>
-#include <sstream>
+#include <algorithm>
 
 namespace nanscope {
 
 namespace {
 
-bool sameBits(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
-
-bool close(double a, double b, double tolerance)
-{
-    if (sameBits(a, b))
-        return true;
-    if (!std::isfinite(a) || !std::isfinite(b))
-        return false;
-    return std::fabs(a - b) <= tolerance * std::max(std::fabs(a), std::fabs(b));
-}
-
-bool samePattern(const TensorHealth &a, const TensorHealth &b)
-{
-    return a.present == b.present && a.numel == b.numel && a.nan == b.nan && a.posInf == b.posInf &&
-           a.negInf == b.negInf;
-}
-
-// `tolerance` 0: bit for bit.
-bool sameHealth(const TensorHealth &a, const TensorHealth &b, double tolerance)
-{
-    if (!samePattern(a, b))
-        return false;
-    if (!a.present)
-        return true;
-    return close(a.min, b.min, tolerance) && close(a.max, b.max, tolerance) && close(a.finiteL2, b.finiteL2, tolerance);
-}
-
 // Parameters first: weights that differ before the step explain every difference after them.
 constexpr HealthKind kCompareOrder[] = {HealthKind::Params, HealthKind::Forward, HealthKind::Grad,
                                         HealthKind::ParamGrads};
-
-std::string describe(const TensorHealth &h)
-{
-    std::ostringstream o;
-    if (!h.present)
-        return "nothing";
-    if (h.hasNonFinite())
-        o << h.nan << " NaN, " << (h.posInf + h.negInf) << " Inf, ";
-    o << "max |x| " << h.absMax;
-    return o.str();
-}
 
 // The kind of layer `i` that differs beyond `tolerance`, or null.
 const HealthKindInfo *differingKind(const StepRecord &a, const StepRecord &b, std::size_t i, double tolerance)
@@ -115,11 +77,11 @@ StepComparison compareSteps(const StepRecord &recorded, const StepRecord &replay
     if (chosen >= 0) {
         const HealthKindInfo *k = differingKind(recorded, replayed, std::size_t(chosen), where);
         c.differsAt = chosen;
-        c.differsWhat = std::string(k->id) + ": " + describe(recorded.layers[std::size_t(chosen)].*k->member) +
-                        " recorded, " + describe(replayed.layers[std::size_t(chosen)].*k->member) + " now";
+        c.differsWhat = std::string(k->id) + ": " + describeHealth(recorded.layers[std::size_t(chosen)].*k->member) +
+                        " recorded, " + describeHealth(replayed.layers[std::size_t(chosen)].*k->member) + " now";
     } else if (!sameHealth(recorded.lossHealth, replayed.lossHealth, where)) {
         c.differsWhat =
-            "loss: " + describe(recorded.lossHealth) + " recorded, " + describe(replayed.lossHealth) + " now";
+            "loss: " + describeHealth(recorded.lossHealth) + " recorded, " + describeHealth(replayed.lossHealth) + " now";
     }
     return c;
 }
