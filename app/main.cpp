@@ -4,6 +4,7 @@
 #include "window/gui_bench.h"
 #include "widgets/control_panel.h"
 #include "window/main_window.h"
+#include "window/run_comparison.h"
 #include "window/model_opener.h"
 
 #include "nanscope/allocator.h"
@@ -47,6 +48,10 @@ struct GuiOptions {
                            QStringLiteral("what the map shows: nonfinite, magnitude, headroom, update-ratio or "
                                           "grad-norm"),
                            QStringLiteral("MEASURE"), QStringLiteral("nonfinite")};
+    QCommandLineOption compare{QStringLiteral("compare"),
+                               QStringLiteral("a second run drawn beside this one (File > Compare with...); with "
+                                              "--screenshot, once the run has ended"),
+                               QStringLiteral("FILE.nsrun")};
 
     void setUp(QCommandLineParser &parser) const
     {
@@ -54,7 +59,7 @@ struct GuiOptions {
             "Find where, when and why NaN and Inf appear in training.\n"
             "Headless: nanscope scenarios | run | report | export | diff | replay | inspect | bench | gui-bench (each with --help)"));
         parser.addHelpOption();
-        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map});
+        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
                                      QStringLiteral("a model (the same as --model FILE.pt), a recorded run to open "
                                                     "(also: nanscope open FILE.nsrun), or a job's run folder"));
@@ -132,16 +137,17 @@ int runGui(int argc, char **argv)
         return fail(QStringLiteral("--map is nonfinite, magnitude, headroom, update-ratio or grad-norm, got '%1'")
                         .arg(parser.value(options.map)));
 
-    if (runFile) {
-        try {  // a file that cannot be read: one line and exit 1, as the command line does
-            if (QFileInfo(positional).isDir())
-                nanscope::jobRunFiles(positional.toStdString());
-            else
-                nanscope::RunFile check(positional.toStdString());
-        } catch (const std::exception &e) {
-            std::fprintf(stderr, "nanscope: %s\n", e.what());
-            return 1;
-        }
+    const QString compared = parser.value(options.compare);
+    try {  // a file that cannot be read: one line and exit 1, as the command line does
+        if (runFile && QFileInfo(positional).isDir())
+            nanscope::jobRunFiles(positional.toStdString());
+        else if (runFile)
+            nanscope::RunFile check(positional.toStdString());
+        if (!compared.isEmpty())
+            nanscope::RunFile check(compared.toStdString());
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "nanscope: %s\n", e.what());
+        return 1;
     }
     nanscope::MainWindow window;
     window.selectScenario(parser.value(options.scenario));
@@ -162,7 +168,7 @@ int runGui(int argc, char **argv)
     window.show();
     if (parser.isSet(options.screenshot)) {
         const QString file = parser.value(options.screenshot);
-        QObject::connect(&window, &nanscope::MainWindow::runEnded, &app, [&window, file] {
+        const auto grab = [&window, file] {
             // One more turn of the event loop so the last records are painted.
             QTimer::singleShot(200, &window, [&window, file] {
                 const bool ok = window.grab().save(file);
@@ -170,7 +176,19 @@ int runGui(int argc, char **argv)
                     std::fprintf(stderr, "nanscope: cannot write %s\n", qPrintable(file));
                 QApplication::exit(ok ? 0 : 1);
             });
-        });
+        };
+        if (compared.isEmpty()) {
+            QObject::connect(&window, &nanscope::MainWindow::runEnded, &app, grab);
+        } else {  // the whole run compared, then the picture
+            QObject::connect(&window, &nanscope::MainWindow::runEnded, &app,
+                             [&window, compared] { window.compareWith(compared); }, Qt::SingleShotConnection);
+            QObject::connect(window.comparison(), &nanscope::RunComparison::shownChanged, &app, grab,
+                             Qt::SingleShotConnection);
+            QObject::connect(window.comparison(), &nanscope::RunComparison::failed, &app,
+                             [] { QApplication::exit(1); });
+        }
+    } else if (!compared.isEmpty()) {
+        QTimer::singleShot(0, &window, [&window, compared] { window.compareWith(compared); });
     }
     if (runFile) {
         // A screenshot shows the file as it is; the window follows a run still being written.

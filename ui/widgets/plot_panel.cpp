@@ -144,11 +144,65 @@ void PlotPanel::refresh(const RunStore &store)
         firstStep_ = buckets.front().firstStep;
         lastStep_ = buckets.back().lastStep;
     }
+    showComparison();
     if (followRun_)
         fitSteps();
     for (QCustomPlot *p : plots_)
         fitValueAxis(p);
     replotAll();
+}
+
+void PlotPanel::setComparison(const RunStore *other, const QString &thisName, const QString &otherName)
+{
+    compared_ = other;
+    const std::pair<SeriesGraphs *, QCustomPlot *> compared[] = {
+        {&comparedLoss_, lossPlot()}, {&comparedGrad_, gradPlot()}, {&comparedLr_, lrPlot()}};
+    if (!other) {
+        for (const auto &[graphs, plot] : compared)
+            if (graphs->values) {
+                plot->removeGraph(graphs->values);
+                plot->removeGraph(graphs->markers);
+                *graphs = {};
+            }
+        loss_.values->setName(tr("loss"));
+        grad_.values->setName(tr("before clipping"));
+        lossPlot()->legend->setVisible(false);
+        lrPlot()->legend->setVisible(false);
+        replotAll();
+        return;
+    }
+    // The second run dashed, in one colour of its own, its NaN/Inf markers lower down.
+    const QColor colour(214, 39, 40);
+    for (const auto &[graphs, plot] : compared) {
+        if (!graphs->values)
+            *graphs = addSeries(plot, otherName, colour, 0.75);
+        graphs->values->setName(otherName);
+        graphs->values->setPen(QPen(colour, 1.5, Qt::DashLine));
+        plot->legend->setVisible(true);
+    }
+    loss_.values->setName(thisName);
+    grad_.values->setName(tr("%1, before clipping").arg(thisName));
+    lr_.values->setName(thisName);
+    showComparison();
+    for (QCustomPlot *p : plots_)
+        fitValueAxis(p);
+    if (followRun_)
+        fitSteps();
+    replotAll();
+}
+
+void PlotPanel::showComparison()
+{
+    if (!compared_)
+        return;
+    showSeries(comparedLoss_, compared_->series(Series::Loss));
+    showSeries(comparedGrad_, compared_->series(Series::GradNorm));
+    showSeries(comparedLr_, compared_->series(Series::LearningRate));
+    const auto &buckets = compared_->series(Series::Loss).buckets();
+    if (!buckets.empty()) {  // the step axis spans both runs
+        firstStep_ = std::min(firstStep_, buckets.front().firstStep);
+        lastStep_ = std::max(lastStep_, buckets.back().lastStep);
+    }
 }
 
 void PlotPanel::fitSteps()

@@ -26,6 +26,10 @@ public:
     // The loss or gradient norm spans more than this many decades: the value axes turn
     // logarithmic by themselves, unless the user chose.
     static constexpr double kAutoLogDecades = 3.0;
+    // A second run drawn over this one's loss, gradient norm and learning rate, dashed, a legend
+    // naming each; null takes it away. `other` must live until then; refresh() draws it again.
+    void setComparison(const RunStore *other, const QString &thisName, const QString &otherName);
+    bool comparing() const { return compared_ != nullptr; }
     void setCursorStep(int step);  // -1 hides the cursor
     int cursorStep() const { return cursorStep_; }
 
@@ -48,10 +52,13 @@ private:
     void fitSteps();
     void showControlMarks(const RunStore &store);
     void replotAll();
+    void showComparison();
 
     static constexpr int kPlots = 4;
     QCustomPlot *plots_[kPlots] = {};
     SeriesGraphs loss_, grad_, clipped_, lr_, scale_;
+    const RunStore *compared_ = nullptr;
+    SeriesGraphs comparedLoss_, comparedGrad_, comparedLr_;
     QCPGraph *skipped_ = nullptr;
     QCheckBox *logScale_ = nullptr;
     QCPItemStraightLine *cursors_[kPlots] = {};

@@ -1,5 +1,6 @@
 #include "window/main_window.h"
 
+#include "widgets/comparison_panel.h"
 #include "widgets/control_panel.h"
 #include "models/event_log_model.h"
 #include "models/layer_tree_model.h"
@@ -62,6 +63,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     buildDocks();
     buildActions();
     buildReplay();
+    buildComparison();
     // First-start layout (a saved one replaces it): the map gets room for a row per layer.
     centre->setSizes({380, 520});
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
@@ -129,6 +131,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     rankDock_->hide();  // until a job is opened
+    comparisonDock_->hide();  // until a run is compared
     setPresentationMode(settings.value(QStringLiteral("window/presentation"), false).toBool());
     showLesson();
     updateActions();
@@ -183,6 +186,9 @@ void MainWindow::buildDocks()
     rankView_ = new RankStepView;
     rankDock_ = dock(this, tr("Ranks"), QStringLiteral("ranks"), rankView_, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), rankDock_);
+    comparisonPanel_ = new ComparisonPanel;
+    comparisonDock_ = dock(this, tr("Comparison"), QStringLiteral("comparison"), comparisonPanel_, Qt::RightDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), comparisonDock_);
     connect(rankView_, &RankStepView::rankLayerActivated, this, &MainWindow::showRank);
 
     eventModel_ = new EventLogModel(10000, this);

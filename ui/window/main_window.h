@@ -36,6 +36,8 @@ class ModelOpener;
 class PlotPanel;
 class RankStepView;
 class ReplayRunner;
+class RunComparison;
+class ComparisonPanel;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
@@ -76,6 +78,13 @@ public:
     QStringList recentRuns() const;
     // Where the window records the runs it trains (the newest kRecordedRunsKept are kept).
     static QString runsFolder();
+
+    // A second run beside this one (main_window_compare.cpp): read on a thread, then drawn dashed
+    // over the plots with the Comparison dock; a file that cannot be read gets a message box.
+    void compareWith(const QString &path);
+    void closeComparison();
+    RunComparison *comparison() const { return comparison_; }
+    ComparisonPanel *comparisonPanel() const { return comparisonPanel_; }
 
     SessionController &controller() { return controller_; }
     const RunStore &store() const { return store_; }
@@ -129,6 +138,9 @@ private:
     void leaveJob();
     void showRank(int rank, int layer);        // the rank x layer view's cell activated
     bool openRankOfJob(int index, int layer);  // the rank selector's item `index`
+    void buildComparison();
+    void compareDialog();
+    void showComparison();
     // Capsules and replay (main_window_replay.cpp).
     void buildReplay();
     void saveStep();
@@ -173,6 +185,9 @@ private:
     QString runFile_;
     QMenu *recentMenu_ = nullptr;
     ReplayRunner *replayRunner_ = nullptr;
+    RunComparison *comparison_ = nullptr;
+    ComparisonPanel *comparisonPanel_ = nullptr;
+    QDockWidget *comparisonDock_ = nullptr;
 };
 
 }  // namespace nanscope

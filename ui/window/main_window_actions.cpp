@@ -113,6 +113,12 @@ void MainWindow::buildActions()
     closeRunAction->setEnabled(false);
     file->addAction(closeRunAction);
     file->addSeparator();
+    file->addAction(make(QStringLiteral("compareWith"), tr("Com&pare with…"), QKeySequence(), [this] { compareDialog(); }));
+    QAction *closeComparisonAction = make(QStringLiteral("closeComparison"), tr("Close compa&rison"), QKeySequence(),
+                                          [this] { closeComparison(); });
+    closeComparisonAction->setEnabled(false);
+    file->addAction(closeComparisonAction);
+    file->addSeparator();
     file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(),
                          [this] { exportDialog(QStringLiteral("png")); }));
     file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(),

@@ -1,0 +1,108 @@
+#include "window/run_comparison.h"
+
+#include "nanscope/run_file.h"
+
+namespace nanscope {
+
+namespace {
+
+constexpr int kBatch = 1000;
+
+std::unique_ptr<RunStore> storeOf(const RunFile &file)
+{
+    auto store = std::make_unique<RunStore>();
+    store->reset(file.layers());
+    for (int after = -1;;) {
+        const std::vector<StepRecordPtr> steps = file.readSteps(after, kBatch);
+        for (const StepRecordPtr &r : steps)
+            store->append(*r);
+        if (steps.empty())
+            break;
+        after = steps.back()->step;
+    }
+    for (const Event &e : file.readEvents(0)) {
+        if (e.kind == EventKind::ControlChange)
+            store->addControlMark(e.step, e.text);
+        else if (e.kind == EventKind::Warning && e.layer >= 0)
+            store->addWarning(e.step, e.layer, e.text);
+    }
+    return store;
+}
+
+}  // namespace
+
+RunComparison::RunComparison(QObject *parent) : QObject(parent) {}
+
+RunComparison::~RunComparison()
+{
+    ++number_;
+    join();
+}
+
+void RunComparison::join()
+{
+    if (thread_.joinable())
+        thread_.join();
+}
+
+void RunComparison::open(const QString &other, const QString &current) { start(other, current, true); }
+
+void RunComparison::compareAgain(const QString &current)
+{
+    if (shown() && !loading_)
+        start(otherPath_, current, false);
+}
+
+void RunComparison::close()
+{
+    ++number_;
+    loading_ = false;
+    const bool was = shown();
+    store_.reset();
+    diff_.reset();
+    otherPath_.clear();
+    if (was)
+        Q_EMIT shownChanged();
+}
+
+void RunComparison::start(const QString &other, const QString &current, bool withStore)
+{
+    join();  // a read of a dropped comparison finishes first; its delivery is dropped
+    const int number = ++number_;
+    loading_ = true;
+    const std::string otherPath = other.toStdString(), currentPath = current.toStdString();
+    thread_ = std::thread([this, number, other, otherPath, currentPath, withStore] {
+        std::shared_ptr<RunStore> store;
+        std::optional<RunDiff> diff;
+        QString error;
+        try {
+            const RunFile b(otherPath);
+            if (withStore)
+                store = storeOf(b);
+            if (!currentPath.empty())
+                diff = diffRuns(RunFile(currentPath), b, 0.0);
+        } catch (const std::exception &e) {
+            error = QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [this, number, other, store, diff, error, withStore] {
+                if (number != number_)
+                    return;
+                loading_ = false;
+                if (!error.isEmpty()) {
+                    Q_EMIT failed(error);
+                    return;
+                }
+                if (withStore) {
+                    otherPath_ = other;
+                    store_ = std::make_unique<RunStore>(*store);
+                }
+                diff_ = diff;
+                Q_EMIT shownChanged();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+}  // namespace nanscope

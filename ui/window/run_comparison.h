@@ -1,0 +1,54 @@
+#pragma once
+// A second run shown beside the window's own (File › Compare with…): its file read on a thread of
+// its own into a RunStore for the plots, and compared with the window's run file (diffRuns) for
+// the comparison panel, so the window never waits for a long file. One comparison at a time; a
+// newer open() or close() drops what an older read still delivers.
+#include "run/run_store.h"
+
+#include "nanscope/run_diff.h"
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+namespace nanscope {
+
+class RunComparison final : public QObject {
+    Q_OBJECT
+public:
+    explicit RunComparison(QObject *parent = nullptr);
+    ~RunComparison() override;  // waits for a read under way
+
+    // Reads `other`; `current` (empty for a run not in a file) is compared with it.
+    void open(const QString &other, const QString &current);
+    // Compares the window's run file with the open comparison again (a live run went on).
+    void compareAgain(const QString &current);
+    void close();
+
+    bool shown() const { return store_ != nullptr; }
+    bool loading() const { return loading_; }
+    QString otherPath() const { return otherPath_; }
+    const RunStore *store() const { return store_.get(); }
+    // Null when the window's run has no file yet.
+    const RunDiff *diff() const { return diff_ ? &*diff_ : nullptr; }
+
+Q_SIGNALS:
+    void shownChanged();  // a comparison appeared, changed or went
+    void failed(const QString &message);
+
+private:
+    void start(const QString &other, const QString &current, bool withStore);
+    void join();
+
+    std::thread thread_;
+    int number_ = 0;  // the current read's; GUI thread only
+    bool loading_ = false;
+    QString otherPath_;
+    std::unique_ptr<RunStore> store_;
+    std::optional<RunDiff> diff_;
+};
+
+}  // namespace nanscope
