@@ -45,8 +45,8 @@ struct GuiOptions {
     QCommandLineOption loss{QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"),
                             QStringLiteral("LOSS"), QStringLiteral("cross-entropy")};
     QCommandLineOption map{QStringLiteral("map"),
-                           QStringLiteral("what the map shows: nonfinite, magnitude, headroom, update-ratio or "
-                                          "grad-norm"),
+                           QStringLiteral("what the map shows: nonfinite, magnitude, headroom, update-ratio, "
+                                          "grad-norm or difference (with --compare)"),
                            QStringLiteral("MEASURE"), QStringLiteral("nonfinite")};
     QCommandLineOption compare{QStringLiteral("compare"),
                                QStringLiteral("a second run drawn beside this one (File > Compare with...); with "
@@ -134,7 +134,8 @@ int runGui(int argc, char **argv)
         return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));
     const auto measure = nanscope::parseMapMeasure(parser.value(options.map).toStdString());
     if (!measure)
-        return fail(QStringLiteral("--map is nonfinite, magnitude, headroom, update-ratio or grad-norm, got '%1'")
+        return fail(QStringLiteral("--map is nonfinite, magnitude, headroom, update-ratio, grad-norm or difference "
+                                   "(with --compare), got '%1'")
                         .arg(parser.value(options.map)));
 
     const QString compared = parser.value(options.compare);

@@ -1,7 +1,9 @@
 // File › Compare with…: a second run read beside the window's own, drawn dashed over its plots,
 // with the settings that differ and where the runs part in the Comparison dock; closed again; a
 // file that cannot be read; a live run compared again once it ends.
+#include "run/map_rows.h"
 #include "widgets/comparison_panel.h"
+#include "widgets/nan_map_view.h"
 #include "widgets/plot_panel.h"
 #include "window/main_window.h"
 #include "window/run_comparison.h"
@@ -10,6 +12,7 @@
 #include "window_runs.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QStandardPaths>
 #include <QTableWidget>
@@ -99,12 +102,34 @@ void TestComparisonWindow::theSecondRunIsDrawnDashedWithWhatDiffers()
     QVERIFY2(summary.contains(QStringLiteral("lr05: never non-finite")), qPrintable(summary));
     QVERIFY(w.findChild<QDockWidget *>(QStringLiteral("comparison"))->isVisibleTo(&w));
 
+    // The map's difference: identical at step 0 (the bottom of the scale), apart from step 1, red
+    // where one run is NaN and the other finite, the parting cell outlined.
+    auto *measures = w.nanMap()->findChild<QComboBox *>(QStringLiteral("mapMeasure"));
+    QVERIFY(measures->findData(int(MapMeasure::Difference)) >= 0);
+    w.nanMap()->setMeasure(MapMeasure::Difference);
+    QCOMPARE(w.nanMap()->measure(), MapMeasure::Difference);
+    const int fc1 = 1, fc2 = 3;  // large-lr-mse: (model), fc1, relu, fc2
+    QCOMPARE(w.nanMap()->shownValue(fc1, 0), kZeroValue);
+    const double apart = w.nanMap()->shownValue(fc1, 1);
+    QVERIFY2(apart > -8.0 && apart <= 0.0, qPrintable(QString::number(apart)));
+    QCOMPARE(w.nanMap()->shownValue(fc2, 7), kNonFiniteValue);  // NaN at lr 1, finite at lr 0.5
+    int layer = -1, step = -1;
+    QVERIFY(w.nanMap()->partingOutlined(&layer, &step));
+    QCOMPARE(layer, fc1);
+    QCOMPARE(step, 1);
+    const int row = rowOfLayer(w.nanMap()->rows(), fc1);
+    const QString hover = w.nanMap()->describeCell(row, w.store().map().columnOfStep(1));
+    QVERIFY2(hover.contains(QStringLiteral("this run: norm")) && hover.contains(QStringLiteral("compared run: norm")),
+             qPrintable(hover));
+
     QVERIFY(w.action(QStringLiteral("closeComparison"))->isEnabled());
     w.action(QStringLiteral("closeComparison"))->trigger();
     QVERIFY(!graphNamed(w.plots()->lossPlot(), QStringLiteral("lr05")));
     QVERIFY(!w.plots()->comparing());
     QVERIFY(!w.findChild<QDockWidget *>(QStringLiteral("comparison"))->isVisibleTo(&w));
     QVERIFY(!w.action(QStringLiteral("closeComparison"))->isEnabled());
+    QCOMPARE(w.nanMap()->measure(), MapMeasure::NonFinite);  // no difference without a comparison
+    QCOMPARE(measures->findData(int(MapMeasure::Difference)), -1);
 }
 
 void TestComparisonWindow::aFileThatCannotBeReadSaysWhy()

@@ -36,6 +36,7 @@ const char *mapMeasureName(MapMeasure measure)
     case MapMeasure::Headroom: return "headroom";
     case MapMeasure::UpdateRatio: return "update ratio";
     case MapMeasure::GradNorm: return "gradient norm";
+    case MapMeasure::Difference: return "difference";
     }
     return "non-finite fraction";
 }
@@ -48,6 +49,7 @@ const char *mapMeasureId(MapMeasure measure)
     case MapMeasure::Headroom: return "headroom";
     case MapMeasure::UpdateRatio: return "update-ratio";
     case MapMeasure::GradNorm: return "grad-norm";
+    case MapMeasure::Difference: return "difference";
     }
     return "nonfinite";
 }
@@ -65,9 +67,40 @@ bool measureUsesKind(MapMeasure measure)
     return measure != MapMeasure::UpdateRatio && measure != MapMeasure::GradNorm;
 }
 
+const MapCell *comparedCell(const NanMapData &data, const MapView &view, int column, int layer)
+{
+    if (!view.compared || !view.comparedLayers || layer < 0 || std::size_t(layer) >= view.comparedLayers->size())
+        return nullptr;
+    const int other = (*view.comparedLayers)[std::size_t(layer)];
+    const int otherColumn = other >= 0 ? view.compared->columnOfStep(data.firstStep(column)) : -1;
+    return otherColumn >= 0 ? &view.compared->cell(view.kind, otherColumn, other) : nullptr;
+}
+
+double relativeDifference(const MapCell &a, const MapCell &b)
+{
+    if (a.nan != b.nan || a.posInf != b.posInf || a.negInf != b.negInf || a.numel != b.numel)
+        return 1.0;
+    if (a.norm == b.norm && a.absMax == b.absMax)
+        return 0.0;
+    const double scale = std::max(std::fabs(a.norm), std::fabs(b.norm));
+    const double byNorm = scale > 0.0 ? std::fabs(a.norm - b.norm) / scale : 0.0;
+    const double top = std::max(a.absMax, b.absMax);
+    const double byMax = top > 0.0 ? std::fabs(a.absMax - b.absMax) / top : 0.0;
+    return std::min(1.0, std::max(byNorm, byMax));
+}
+
 double mapValue(const NanMapData &data, const MapView &view, int column, int layer)
 {
     switch (view.measure) {
+    case MapMeasure::Difference: {
+        const MapCell &cell = data.cell(view.kind, column, layer);
+        const MapCell *other = comparedCell(data, view, column, layer);
+        if (!other || !cell.present || !other->present)
+            return kNaN;
+        if ((cell.nonFinite() > 0) != (other->nonFinite() > 0))
+            return kNonFiniteValue;  // finite in one run only: the top (red)
+        return log10OrZeroValue(relativeDifference(cell, *other));
+    }
     case MapMeasure::NonFinite: return mapColourValue(data.cell(view.kind, column, layer));
     case MapMeasure::Magnitude:
     case MapMeasure::Headroom: {
@@ -145,6 +178,14 @@ MeasureScale measureScale(const MapView &view, double shownMin, double shownMax)
         s.upper = std::ceil(std::max(anyShown ? shownMax : 0.0, 0.0));
         addDecadeTicks(s, 7, 0.0);
         s.title = "|Δw| / |w| per step";
+        return s;
+    case MapMeasure::Difference:
+        // From float32's rounding (about 1e-7) to all of the value; identical cells lie below.
+        s.lower = -8.0;
+        s.upper = 0.0;
+        addDecadeTicks(s, 5, 0.0);
+        s.ticks.back().second = "100%";
+        s.title = "relative difference (grey: same; red: one non-finite)";
         return s;
     case MapMeasure::GradNorm:
         s.lower = std::floor(anyShown ? std::max(kZeroValue, shownMin) : -4.0);

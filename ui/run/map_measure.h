@@ -6,7 +6,10 @@
 //   largest value (a non-finite cell sits at the top);
 // - Headroom: log10(absmax / the precision's largest value): 0 at overflow, -3 three decades away;
 // - UpdateRatio: log10 of the layer's |dw| / |w| for the step (per layer, whatever the kind);
-// - GradNorm: log10 of the L2 norm of the layer's parameter gradients (per layer).
+// - GradNorm: log10 of the L2 norm of the layer's parameter gradients (per layer);
+// - Difference: against a compared run (File › Compare with…), log10 of the relative difference
+//   of the cell's L2 norm: identical cells at the bottom (grey), a cell finite in one run and not
+//   in the other at the top (red).
 #include "run/nan_map_data.h"
 
 #include "nanscope/controls.h"
@@ -18,8 +21,8 @@
 
 namespace nanscope {
 
-enum class MapMeasure { NonFinite, Magnitude, Headroom, UpdateRatio, GradNorm };
-constexpr int kMapMeasureCount = 5;
+enum class MapMeasure { NonFinite, Magnitude, Headroom, UpdateRatio, GradNorm, Difference };
+constexpr int kMapMeasureCount = 6;
 const char *mapMeasureName(MapMeasure measure);
 // "nonfinite", "magnitude", "headroom", "update-ratio", "grad-norm": as the command line spells them.
 const char *mapMeasureId(MapMeasure measure);
@@ -31,7 +34,17 @@ struct MapView {
     MapKind kind = MapKind::Forward;
     MapMeasure measure = MapMeasure::NonFinite;
     Precision precision = Precision::FP32;
+    // What Difference compares with: the compared run's map and, by this run's layer id, the id of
+    // its layer of the same path (-1: none). Null without a comparison.
+    const NanMapData *compared = nullptr;
+    const std::vector<int> *comparedLayers = nullptr;
 };
+
+// The compared run's cell for this run's `layer` at the column holding the same steps; null when
+// there is none (no comparison, a layer it lacks, steps it did not run).
+const MapCell *comparedCell(const NanMapData &data, const MapView &view, int column, int layer);
+// The relative difference of two cells' norms (0: identical), 1 when their NaN/Inf counts differ.
+double relativeDifference(const MapCell &a, const MapCell &b);
 
 // The colour value of one layer's cell in a column; NaN when there is nothing to show. All-zero
 // values (log of 0) take kZeroValue, a non-finite update ratio or gradient norm kNonFiniteValue:

@@ -67,6 +67,17 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
             break;
         case MapMeasure::GradNorm: body = tr("parameter-gradient norm %1%2").arg(number(cell.norm), nonFinite); break;
         case MapMeasure::UpdateRatio: break;
+        case MapMeasure::Difference: {
+            const auto values = [&](const MapCell &c) {
+                return tr("norm %1, largest |value| %2, %3 NaN/Inf").arg(number(c.norm), number(c.absMax)).arg(c.nonFinite());
+            };
+            const MapCell *other = comparedCell(data, view, column, layer);
+            body = other && other->present
+                       ? tr("%1\nthis run: %2\ncompared run: %3\nrelative difference %4")
+                             .arg(what, values(cell), values(*other), number(relativeDifference(cell, *other)))
+                       : tr("%1: the compared run has nothing here").arg(what);
+            break;
+        }
         }
     }
     return tr("%1, %2\n%3").arg(head, steps, body);

@@ -28,6 +28,13 @@ QCPColorGradient MapColourScale::gradientFor(MapMeasure measure)
         g.setColorStopAt(0.19, QColor(235, 235, 235));
         g.setColorStopAt(0.2, QColor(255, 170, 60));
         g.setColorStopAt(1.0, QColor(170, 0, 0));
+    } else if (measure == MapMeasure::Difference) {
+        // Grey where the runs agree, warming with the difference, red where one is not finite.
+        g.setColorStopAt(0.0, QColor(225, 225, 225));
+        g.setColorStopAt(0.01, QColor(250, 240, 170));
+        g.setColorStopAt(0.6, QColor(245, 160, 50));
+        g.setColorStopAt(0.99, QColor(200, 60, 20));
+        g.setColorStopAt(1.0, QColor(170, 0, 0));
     } else {
         // Cool for small, hot near the top of the scale (overflow for magnitude and headroom).
         g.setColorStopAt(0.0, QColor(40, 40, 120));

@@ -45,11 +45,13 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     measureBox_ = new QComboBox;
     measureBox_->setObjectName(QStringLiteral("mapMeasure"));
     for (int m = 0; m < kMapMeasureCount; ++m)
-        measureBox_->addItem(tr(mapMeasureName(MapMeasure(m))), m);
+        if (MapMeasure(m) != MapMeasure::Difference)  // offered while a run is compared
+            measureBox_->addItem(tr(mapMeasureName(MapMeasure(m))), m);
     measureBox_->setToolTip(
         tr("What a cell shows: the share of NaN/Inf values; the largest finite magnitude (log scale; dark red: "
            "overflowed); the headroom, how near the largest value of the run's precision (1: overflow); the update "
-           "ratio |Δw|/|w| of each step, usually 1e-4 to 1e-2; or the L2 norm of each layer's parameter gradients"));
+           "ratio |Δw|/|w| of each step, usually 1e-4 to 1e-2; the L2 norm of each layer's parameter gradients; or, "
+           "while a run is compared, the relative difference from it"));
     colourScale_ = new MapColourScale;
     bar->addWidget(new QLabel(tr("Map of")));
     bar->addWidget(kindBox_);
@@ -76,6 +78,10 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     outline_->setPen(QPen(Qt::black, 2));
     outline_->setBrush(Qt::NoBrush);
     outline_->setVisible(false);
+    partingOutline_ = new QCPItemRect(plot_);
+    partingOutline_->setPen(QPen(QColor(20, 60, 200), 2, Qt::DashLine));
+    partingOutline_->setBrush(Qt::NoBrush);
+    partingOutline_->setVisible(false);
     scroll_ = new QScrollBar(Qt::Vertical);
     scroll_->setObjectName(QStringLiteral("mapRows"));
     scroll_->setVisible(false);
@@ -139,6 +145,9 @@ void NanMapView::setKind(MapKind kind) { kindBox_->setCurrentIndex(kindBox_->fin
 void NanMapView::setMeasure(MapMeasure measure)
 {
     const int index = measureBox_->findData(int(measure));
+    wantDifference_ = measure == MapMeasure::Difference;
+    if (index < 0)
+        return;  // Difference without a comparison: chosen once one is shown
     if (measureBox_->currentIndex() == index)
         showMeasure(measure);  // no signal for the index already current
     else
@@ -241,6 +250,7 @@ void NanMapView::redraw()
     if (!store_)
         return;
     rebuildRows();
+    syncComparison();
     const NanMapData &data = store_->map();
     const int columns = data.columnCount();
     if (columns == 0 || rows_.empty() || data.layerCount() == 0) {
@@ -277,6 +287,7 @@ void NanMapView::redraw()
     plot_->xAxis->setRange(-0.5, keySize - 0.5);
     plot_->yAxis->setRange(firstRow_ - 0.5, firstRow_ + shownRows_ - 0.5);
     placeOutline(data);
+    placePartingOutline(data);
     showWarnings(data);
     markSelection();
     replot();

@@ -38,6 +38,11 @@ public:
     void setMeasure(MapMeasure measure);
     // The run's precision: the top of the magnitude scale and what headroom is measured against.
     void setPrecision(Precision precision);
+    // A compared run (File › Compare with…): the Difference measure becomes a choice, and the cell
+    // where the runs first part (step, layer path) is outlined under it. Null takes it away (and
+    // the measure back to non-finite fraction if it was Difference); `other` must live until then.
+    void setComparison(const RunStore *other, int partingStep = -1, const std::string &partingLayer = {});
+    bool partingOutlined(int *layer = nullptr, int *step = nullptr) const;
     Precision precision() const { return view_.precision; }
     MapKind kind() const { return view_.kind; }
     MapMeasure measure() const { return view_.measure; }
@@ -89,6 +94,10 @@ private:
     void showWarnings(const NanMapData &data);
     void markSelection();
     void replot();
+    // The comparison's part (nan_map_compare.cpp): its layers matched to this run's by path, and
+    // the outline of the cell where the runs first part.
+    void syncComparison();
+    void placePartingOutline(const NanMapData &data);
 
     QComboBox *kindBox_ = nullptr;
     QComboBox *measureBox_ = nullptr;
@@ -110,6 +119,12 @@ private:
     int selectedLayer_ = -1;
     int originLayer_ = -1;
     int originStep_ = -1;
+    const RunStore *compared_ = nullptr;
+    std::vector<int> comparedLayers_;  // by this run's layer id
+    int partingStep_ = -1;
+    std::string partingLayer_;
+    QCPItemRect *partingOutline_ = nullptr;
+    bool wantDifference_ = false;  // asked for before a comparison offered it (--map difference)
 };
 
 }  // namespace nanscope

@@ -4,6 +4,7 @@
 #include "window/main_window.h"
 
 #include "widgets/comparison_panel.h"
+#include "widgets/nan_map_view.h"
 #include "widgets/plot_panel.h"
 #include "window/run_comparison.h"
 
@@ -56,6 +57,7 @@ void MainWindow::showComparison()
     QAction *close = action(QStringLiteral("closeComparison"));
     if (!comparison_->shown()) {
         plots_->setComparison(nullptr, {}, {});
+        map_->setComparison(nullptr);
         comparisonPanel_->clear();
         comparisonDock_->hide();
         close->setEnabled(false);
@@ -66,6 +68,9 @@ void MainWindow::showComparison()
     if (otherName == thisName)
         otherName = tr("%1 (compared)").arg(otherName);
     plots_->setComparison(comparison_->store(), thisName, otherName);
+    const RunDiff *diff = comparison_->diff();
+    const bool inLayer = diff && diff->parting.step >= 0 && healthKindWithId(diff->parting.what);
+    map_->setComparison(comparison_->store(), inLayer ? diff->parting.step : -1, inLayer ? diff->parting.layer : "");
     comparisonPanel_->showDiff(comparison_->diff(), thisName, otherName);
     comparisonDock_->show();
     comparisonDock_->raise();
