@@ -38,7 +38,9 @@ void MainWindow::buildComparison()
 
 void MainWindow::compareDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with"), runsFolder(),
+    // Beside the run shown: a job's other ranks, or yesterday's run of the same folder.
+    const QString folder = runFile_.isEmpty() ? runsFolder() : QFileInfo(runFile_).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with"), folder,
                                                       tr("NaNScope runs (*.nsrun);;All files (*)"));
     if (!path.isEmpty())
         compareWith(path);
