@@ -2,6 +2,8 @@
 
 #include "nanscope/run_file.h"
 
+#include <utility>
+
 namespace nanscope {
 
 namespace {
@@ -49,7 +51,9 @@ void RunComparison::open(const QString &other, const QString &current) { start(o
 
 void RunComparison::compareAgain(const QString &current)
 {
-    if (shown() && !loading_)
+    if (loading_)
+        again_ = current;
+    else if (shown())
         start(otherPath_, current, false);
 }
 
@@ -57,6 +61,7 @@ void RunComparison::close()
 {
     ++number_;
     loading_ = false;
+    again_.clear();
     const bool was = shown();
     store_.reset();
     diff_.reset();
@@ -79,8 +84,11 @@ void RunComparison::start(const QString &other, const QString &current, bool wit
             const RunFile b(otherPath);
             if (withStore)
                 store = storeOf(b);
-            if (!currentPath.empty())
-                diff = diffRuns(RunFile(currentPath), b, 0.0);
+            try {  // the window's own file may not hold its run yet: the plots compare meanwhile
+                if (!currentPath.empty())
+                    diff = diffRuns(RunFile(currentPath), b, 0.0);
+            } catch (const RunFileError &) {
+            }
         } catch (const std::exception &e) {
             error = QString::fromStdString(e.what());
         }
@@ -91,6 +99,7 @@ void RunComparison::start(const QString &other, const QString &current, bool wit
                     return;
                 loading_ = false;
                 if (!error.isEmpty()) {
+                    again_.clear();
                     Q_EMIT failed(error);
                     return;
                 }
@@ -100,6 +109,10 @@ void RunComparison::start(const QString &other, const QString &current, bool wit
                 }
                 diff_ = diff;
                 Q_EMIT shownChanged();
+                if (!again_.isEmpty()) {  // the window's run ended while this was read
+                    const QString current = std::exchange(again_, QString());
+                    start(otherPath_, current, false);
+                }
             },
             Qt::QueuedConnection);
     });

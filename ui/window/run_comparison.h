@@ -24,7 +24,8 @@ public:
 
     // Reads `other`; `current` (empty for a run not in a file) is compared with it.
     void open(const QString &other, const QString &current);
-    // Compares the window's run file with the open comparison again (a live run went on).
+    // Compares the window's run file with the open comparison again (a live run went on); while
+    // the comparison is still being read, once it has been.
     void compareAgain(const QString &current);
     void close();
 
@@ -47,6 +48,7 @@ private:
     int number_ = 0;  // the current read's; GUI thread only
     bool loading_ = false;
     QString otherPath_;
+    QString again_;  // the run file to compare again once the read under way is delivered
     std::unique_ptr<RunStore> store_;
     std::optional<RunDiff> diff_;
 };
