@@ -64,7 +64,6 @@ public:
     void compare(const StepRecord &a, const StepRecord &b)
     {
         ++d_.stepsCompared;
-        std::vector<const HealthKindInfo *> differs(shared_.ids.size(), nullptr);
         for (const HealthKindInfo &k : kHealthKinds) {
             std::vector<bool> kindDiffers(shared_.ids.size(), false);
             bool any = false;
