@@ -111,6 +111,7 @@ class Recorder:
                 "host": platform.node(),
                 "python": platform.python_version(),
                 "torch": torch.__version__,
+                "threads": torch.get_num_threads(),  # the reductions' order, and so their bits, follow it
                 "dtype": str(first.dtype).replace("torch.", ""),
                 "optimizer_class": type(optimizer).__name__ if optimizer is not None else None,
                 "optimizer_settings": optimizer_settings(optimizer),
