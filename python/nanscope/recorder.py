@@ -111,7 +111,6 @@ class Recorder:
                 "host": platform.node(),
                 "python": platform.python_version(),
                 "torch": torch.__version__,
-                "threads": torch.get_num_threads(),  # the reductions' order, and so their bits, follow it
                 "dtype": str(first.dtype).replace("torch.", ""),
                 "optimizer_class": type(optimizer).__name__ if optimizer is not None else None,
                 "optimizer_settings": optimizer_settings(optimizer),
@@ -119,6 +118,8 @@ class Recorder:
             },
             "steps": 0,
             "seed": torch.initial_seed(),
+            # The intra-op threads: a CPU reduction's order, and so its last bits, follow them.
+            "threads": torch.get_num_threads(),
             "parallel": parallel_from_environment(),
             "device": device,
             "controls": controls,

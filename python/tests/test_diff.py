@@ -57,3 +57,21 @@ def test_a_learning_rate_changed_parts_them_where_torch_says(tmp_path: Path) -> 
     assert (d["parting"]["what"], d["parting"]["layer"], d["parting"]["params_differ"]) == ("forward", "0", True)
     assert any(s["key"] == "recorder.optimizer_settings.lr" and (s["a"], s["b"]) == (0.01, 0.02)
                for s in d["settings"]), d["settings"]
+
+
+def test_the_thread_count_is_a_setting_that_differs(tmp_path: Path) -> None:
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        a = recorded(tmp_path / "a.nsrun", 0.01)
+        torch.set_num_threads(2)
+        b = recorded(tmp_path / "b.nsrun", 0.01)
+    finally:
+        torch.set_num_threads(before)
+    d = diff(a, b)
+    assert [(s["a"], s["b"]) for s in d["settings"] if s["key"] == "threads"] == [(1, 2)], d["settings"]
+    # NaNScope's own runs compute with one thread, and say so.
+    c = tmp_path / "c.nsrun"
+    run_cli("run", "--scenario", "large-lr-mse", "--steps", "2", "--record", str(c))
+    assert [(s["a"], s["b"]) for s in diff(c, a)["settings"] if s["key"] == "threads"] == []
+    assert [(s["a"], s["b"]) for s in diff(c, b)["settings"] if s["key"] == "threads"] == [(1, 2)]

@@ -1,5 +1,7 @@
 #include "record/run_file_json.h"
 
+#include "nanscope/run_threads.h"
+
 #include <cmath>
 #include <limits>
 
@@ -133,6 +135,7 @@ Json configJson(const RunConfig &c, const Controls &initial, int steps)
         {"steps", steps},
         {"seed", c.seed},
         {"device", c.device},
+        {"threads", kRunThreads},
         {"batch_size", c.batchSize},
         {"bn_eps", c.bnEps ? numberJson(*c.bnEps) : Json()},
         {"snapshot_every", c.snapshotEvery},

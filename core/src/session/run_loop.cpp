@@ -4,6 +4,7 @@
 #include "capsule/capsule_codec.h"
 #include "scenarios/scenarios.h"
 #include "training/trainer.h"
+#include "nanscope/run_threads.h"
 
 #include <torch/torch.h>
 
@@ -58,7 +59,7 @@ void RunLoop::run()
 
 void RunLoop::begin()
 {
-    torch::set_num_threads(1);  // small models: threads cost more than they give, and results stay exact
+    torch::set_num_threads(kRunThreads);
     if (config_.parallel.active() && config_.device == "cuda")
         useRankGpu(config_.parallel);  // before the model or the data reach a GPU
     RunSetup setup = buildRunSetup(config_);
