@@ -155,7 +155,8 @@ class StatBatch:
         elif x.device.type == "cpu" and x.numel() <= _SMALL:
             values = self._host.setdefault(x.dtype, [])
             low, high = torch.aminmax(x)
-            values += (low, high, _norm32(x).to(x.dtype))
+            norm = _norm32(x)
+            values += (low, high, norm if norm.dtype == x.dtype else norm.to(x.dtype))
             self._slots.append(_HostPending(x, x._version, x.numel(), x.dtype, len(values) - 3))
         elif x.device.type == "cpu":
             self._slots.append(_read_now(x))

@@ -1,5 +1,6 @@
 #include "widgets/comparison_panel.h"
 
+#include "nanscope/health_kinds.h"
 #include "nanscope/run_diff.h"
 
 #include <QHeaderView>
@@ -11,19 +12,6 @@ namespace nanscope {
 
 namespace {
 
-QString kindLabel(const QString &what)
-{
-    if (what == QLatin1String("forward"))
-        return ComparisonPanel::tr("forward");
-    if (what == QLatin1String("grad"))
-        return ComparisonPanel::tr("backward");
-    if (what == QLatin1String("params"))
-        return ComparisonPanel::tr("parameters");
-    if (what == QLatin1String("param_grads"))
-        return ComparisonPanel::tr("parameter gradients");
-    return what;
-}
-
 QString partingText(const RunParting &p)
 {
     if (p.step < 0)
@@ -34,8 +22,8 @@ QString partingText(const RunParting &p)
     else if (p.what == "loss")
         where = ComparisonPanel::tr("the loss");
     else
-        where = ComparisonPanel::tr("the %1 of layer '%2'").arg(kindLabel(QString::fromStdString(p.what)),
-                                                               QString::fromStdString(p.layer));
+        where = ComparisonPanel::tr("the %1 of layer '%2'")
+                    .arg(QObject::tr(healthKindWithId(p.what)->label), QString::fromStdString(p.layer));
     QString text = ComparisonPanel::tr("Parted at <a href=\"%1\">step %1</a>, in %2: %3.")
                        .arg(p.step)
                        .arg(where, QString::fromStdString(p.detail).toHtmlEscaped());

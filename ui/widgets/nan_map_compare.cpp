@@ -48,12 +48,18 @@ void NanMapView::syncComparison()
             comparedLayers_[std::size_t(l.id)] = it->second;
 }
 
+int NanMapView::partingLayerId() const
+{
+    if (store_ && partingStep_ >= 0)
+        for (const Layer &l : store_->layers())
+            if (l.path == partingLayer_)
+                return l.id;
+    return -1;
+}
+
 void NanMapView::placePartingOutline(const NanMapData &data)
 {
-    int layer = -1;
-    for (const Layer &l : store_->layers())
-        if (partingStep_ >= 0 && l.path == partingLayer_)
-            layer = l.id;
+    const int layer = partingLayerId();
     const int column = layer >= 0 ? data.columnOfStep(partingStep_) : -1;
     const int row = column >= 0 ? rowOfLayer(rows_, layer) : -1;
     partingOutline_->setVisible(view_.measure == MapMeasure::Difference && row >= firstRow_ &&
@@ -66,13 +72,8 @@ void NanMapView::placePartingOutline(const NanMapData &data)
 
 bool NanMapView::partingOutlined(int *layer, int *step) const
 {
-    if (layer) {
-        *layer = -1;
-        if (store_)
-            for (const Layer &l : store_->layers())
-                if (partingStep_ >= 0 && l.path == partingLayer_)
-                    *layer = l.id;
-    }
+    if (layer)
+        *layer = partingLayerId();
     if (step)
         *step = partingStep_;
     return partingOutline_->visible();

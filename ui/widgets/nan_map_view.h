@@ -98,6 +98,7 @@ private:
     // the outline of the cell where the runs first part.
     void syncComparison();
     void placePartingOutline(const NanMapData &data);
+    int partingLayerId() const;  // this run's layer of the parting's path, -1: none
 
     QComboBox *kindBox_ = nullptr;
     QComboBox *measureBox_ = nullptr;

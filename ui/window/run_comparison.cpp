@@ -10,9 +10,9 @@ namespace {
 
 constexpr int kBatch = 1000;
 
-std::unique_ptr<RunStore> storeOf(const RunFile &file)
+std::shared_ptr<const RunStore> storeOf(const RunFile &file)
 {
-    auto store = std::make_unique<RunStore>();
+    auto store = std::make_shared<RunStore>();
     store->reset(file.layers());
     for (int after = -1;;) {
         const std::vector<StepRecordPtr> steps = file.readSteps(after, kBatch);
@@ -77,7 +77,7 @@ void RunComparison::start(const QString &other, const QString &current, bool wit
     loading_ = true;
     const std::string otherPath = other.toStdString(), currentPath = current.toStdString();
     thread_ = std::thread([this, number, other, otherPath, currentPath, withStore] {
-        std::shared_ptr<RunStore> store;
+        std::shared_ptr<const RunStore> store;
         std::optional<RunDiff> diff;
         QString error;
         try {
@@ -105,7 +105,7 @@ void RunComparison::start(const QString &other, const QString &current, bool wit
                 }
                 if (withStore) {
                     otherPath_ = other;
-                    store_ = std::make_unique<RunStore>(*store);
+                    store_ = store;
                 }
                 diff_ = diff;
                 Q_EMIT shownChanged();

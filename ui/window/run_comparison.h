@@ -49,7 +49,7 @@ private:
     bool loading_ = false;
     QString otherPath_;
     QString again_;  // the run file to compare again once the read under way is delivered
-    std::unique_ptr<RunStore> store_;
+    std::shared_ptr<const RunStore> store_;  // made on the worker, handed over whole
     std::optional<RunDiff> diff_;
 };
 

@@ -65,16 +65,14 @@ public:
     {
         ++d_.stepsCompared;
         for (const HealthKindInfo &k : kHealthKinds) {
-            std::vector<bool> kindDiffers(shared_.ids.size(), false);
-            bool any = false;
+            std::vector<bool> &differs = differing_[std::size_t(k.kind)];  // reused step after step
+            differs.assign(shared_.ids.size(), false);
             for (std::size_t e = 0; e < shared_.ids.size(); ++e) {
-                kindDiffers[e] = !sameHealth(*healthOf(a, shared_.ids[e].first, k), *healthOf(b, shared_.ids[e].second, k),
-                                             tolerance_);
-                any = any || kindDiffers[e];
+                differs[e] = !sameHealth(*healthOf(a, shared_.ids[e].first, k), *healthOf(b, shared_.ids[e].second, k),
+                                         tolerance_);
+                if (differs[e])
+                    d_.identicalThroughout[std::size_t(k.kind)] = false;
             }
-            if (any)
-                d_.identicalThroughout[std::size_t(k.kind)] = false;
-            differing_[std::size_t(k.kind)] = std::move(kindDiffers);
         }
         if (d_.parting.step < 0)
             d_.parting = partingAt(a, b);
