@@ -2,8 +2,9 @@
 BUILD ?= build/dev
 JOBS ?= 2
 SCENARIO ?= large-lr-mse
+PYTHON ?= /usr/bin/python3
 
-.PHONY: deps configure build run test bench clean
+.PHONY: deps configure build run test bench package clean
 
 deps:
 	bash tools/install-deps.sh $(DEPS_ARGS)
@@ -21,6 +22,13 @@ run: build
 test: DEPS_ARGS = --tests
 test: build
 	QT_QPA_PLATFORM=offscreen ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)
+
+# The Debian packages (nanscope, nanscope-headless) and the recorder's wheel, in $(BUILD)/packages.
+# The wheel is built with Debian's setuptools (no network); its python/build is git-ignored.
+package: DEPS_ARGS = --package
+package: build
+	cd $(BUILD) && cpack -G DEB -B packages
+	$(PYTHON) -m pip wheel --no-build-isolation --no-deps --no-index -w $(BUILD)/packages ./python
 
 bench: build
 	$(BUILD)/app/nanscope bench

@@ -11,7 +11,10 @@
 #include "nanscope/run_recorder.h"
 #include "nanscope/scenario.h"
 #include "nanscope/session.h"
+#include "nanscope/version.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <iomanip>
 #include <optional>
@@ -319,18 +322,35 @@ const char *usage(const std::string &command)
 
 }  // namespace
 
+namespace {
+// In the order help texts list them.
+constexpr std::array<const char *, 8> kSubcommands{"scenarios", "run", "report", "export",
+                                                   "diff",      "replay", "inspect", "bench"};
+}  // namespace
+
 bool isSubcommand(const std::string &arg)
 {
-    return arg == "scenarios" || arg == "run" || arg == "report" || arg == "export" || arg == "bench" ||
-           arg == "inspect" || arg == "replay" || arg == "diff";
+    return std::find(kSubcommands.begin(), kSubcommands.end(), arg) != kSubcommands.end();
+}
+
+std::string subcommandList(const std::string &separator)
+{
+    std::string list;
+    for (const char *name : kSubcommands)
+        list += (list.empty() ? "" : separator) + name;
+    return list;
+}
+
+std::string versionLine(const std::string &build)
+{
+    return std::string("nanscope ") + nanscopeVersion() + " (LibTorch " + libtorchVersion() + ", " + build + ")\n";
 }
 
 int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     try {
         if (args.empty() || !isSubcommand(args[0]))
-            throw std::invalid_argument(
-                "expected a sub-command: scenarios, run, report, export, diff, replay, inspect or bench");
+            throw std::invalid_argument("expected a sub-command: " + subcommandList(", "));
         if (args[0] == "scenarios")
             return listScenarios(args, out);
         if (args[0] == "inspect")

@@ -22,6 +22,10 @@ struct RunOptions {
 RunOptions parseRunOptions(const std::vector<std::string> &args);
 
 bool isSubcommand(const std::string &arg);
+// The sub-commands' names joined by SEPARATOR, in the order help texts list them.
+std::string subcommandList(const std::string &separator = " | ");
+// `nanscope --version`: "nanscope 0.1.0 (LibTorch 1.13.1, BUILD)\n"; BUILD says which program it is.
+std::string versionLine(const std::string &build);
 // Runs a sub-command; returns the process exit code.
 int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 

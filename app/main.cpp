@@ -12,10 +12,12 @@
 #include "nanscope/job_folder.h"
 #include "nanscope/run_file.h"
 #include "nanscope/scenario.h"
+#include "nanscope/version.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 
 #include <cstdio>
@@ -52,19 +54,31 @@ struct GuiOptions {
                                QStringLiteral("a second run drawn beside this one (File > Compare with...); with "
                                               "--screenshot, once the run has ended"),
                                QStringLiteral("FILE.nsrun")};
+    // Answered before QApplication, as help is, with the LibTorch and Qt versions (versionLine).
+    QCommandLineOption version{QStringLiteral("version"),
+                               QStringLiteral("the version, and the LibTorch and Qt it was built with")};
 
     void setUp(QCommandLineParser &parser) const
     {
-        parser.setApplicationDescription(QStringLiteral(
-            "Find where, when and why NaN and Inf appear in training.\n"
-            "Headless: nanscope scenarios | run | report | export | diff | replay | inspect | bench | gui-bench (each with --help)"));
+        parser.setApplicationDescription(
+            QStringLiteral("Find where, when and why NaN and Inf appear in training.\nHeadless: nanscope %1 | "
+                           "gui-bench (each with --help)")
+                .arg(QString::fromStdString(nanscope::cli::subcommandList())));
         parser.addHelpOption();
-        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare});
+        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare, version});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
                                      QStringLiteral("a model (the same as --model FILE.pt), a recorded run to open "
                                                     "(also: nanscope open FILE.nsrun), or a job's run folder"));
     }
 };
+
+bool asksFor(const char *option, int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], option))
+            return true;
+    return false;
+}
 
 bool asksForHelp(int argc, char **argv)
 {
@@ -99,14 +113,23 @@ bool displayAvailable()
 int runGui(int argc, char **argv)
 {
     if (!displayAvailable()) {
-        std::fprintf(stderr, "nanscope: no display to open the window on (DISPLAY is not set). Headless: nanscope "
-                             "scenarios | run | report | export | diff | replay | inspect | bench (each with --help); or "
-                             "QT_QPA_PLATFORM=offscreen\n");
+        std::fprintf(stderr,
+                     "nanscope: no display to open the window on (DISPLAY is not set). Headless: nanscope %s (each "
+                     "with --help); or QT_QPA_PLATFORM=offscreen\n",
+                     nanscope::cli::subcommandList().c_str());
         return 2;
     }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("NaNScope"));
     QApplication::setOrganizationName(QStringLiteral("NaNScope"));
+    QApplication::setApplicationVersion(QString::fromLatin1(nanscope::nanscopeVersion()));
+    // The installed desktop entry (packaging/nanscope.desktop) and its hicolor icon.
+    QGuiApplication::setDesktopFileName(QStringLiteral("nanscope"));
+    QIcon icon = QIcon::fromTheme(QStringLiteral("nanscope"));
+    if (icon.isNull())  // run from the build folder: the same icon from the resources
+        for (const int size : {32, 64, 256})
+            icon.addFile(QStringLiteral(":/icons/nanscope-%1.png").arg(size));
+    QApplication::setWindowIcon(icon);
     QCommandLineParser parser;
     const GuiOptions options;
     options.setUp(parser);
@@ -236,5 +259,9 @@ int main(int argc, char **argv)
     }
     if (asksForHelp(argc, argv))
         return printGuiHelp(argc, argv);
+    if (asksFor("--version", argc, argv)) {
+        std::cout << nanscope::cli::versionLine(std::string("Qt ") + qVersion());
+        return 0;
+    }
     return runGui(argc, argv);
 }

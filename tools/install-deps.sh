@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages NaNScope needs, and only the missing ones, so a second run is
 # a no-op. Works as root or through sudo. --tests adds what only the tests need: Debian's
-# python3-torch writes real PyTorch models (traced and scripted) for tst_python_*, and python3-pytest
-# runs the Python recorder's tests (python/tests); --fuzz
+# python3-torch writes real PyTorch models (traced and scripted) for tst_python_*, python3-pytest
+# runs the Python recorder's tests (python/tests) and python3-pip builds its wheel; the packaging
+# checks (tst_desktop_integration, debian_packages) validate the desktop entry, the AppStream
+# metadata and the MIME type, and build the .deb files (dpkg-shlibdeps); --package adds what
+# `make package` needs (dpkg-shlibdeps, pip for the wheel); --fuzz
 # adds clang-14 and libFuzzer for tools/fuzz/run.sh.
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
           libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev libgloo-dev xauth xvfb)
-[ "${1:-}" = "--tests" ] && packages+=(python3-torch python3-pytest)
+[ "${1:-}" = "--tests" ] && packages+=(python3-torch python3-pytest python3-pip python3-setuptools python3-wheel
+                                       desktop-file-utils appstream shared-mime-info libglib2.0-bin
+                                       libxml2-utils dpkg-dev)
+[ "${1:-}" = "--package" ] && packages+=(dpkg-dev python3-pip python3-setuptools python3-wheel)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang-14 libfuzzer-14-dev)
 
 missing=()
