@@ -104,6 +104,12 @@ void TestScenarios::origins_data()
     QTest::addRow("exploding-deep") << "exploding-deep" << 0 << "forward"
                                     << "fc28"
                                     << "aten::addmm" << true;
+    QTest::addRow("softmax-overflow") << "softmax-overflow" << 0 << "forward"
+                                      << "softmax"
+                                      << "aten::exp" << true;
+    QTest::addRow("zero-division") << "zero-division" << 0 << "forward"
+                                   << "normalize"
+                                   << "aten::div" << true;
     // fp16 emulated on the CPU: from step 0 the scaled gradients overflow on their way back through
     // the head's half output, and the loss scaler skips those steps and backs off (below 1): its
     // work, not the run's origin. That is the head's forward output passing 65504, in the cast to

@@ -41,6 +41,10 @@ const std::vector<ScenarioInfo> &scenarios()
          makeControls(1e-3, 5.0, RecoveryPolicy::full()), 200},
         {"fp16-overflow", "Prices in dollars as fp16 regression targets: the loss scaler backs off, then outputs pass 65504",
          makeControls(0.05, {}, {}, Precision::FP16), 100},
+        {"softmax-overflow", "A hand-written softmax exp(x) / sum(exp(x)) over logits past 88: Inf / Inf in forward",
+         makeControls(0.01), 30},
+        {"zero-division", "ReLU scores divided by their sum: a sample with no positive score gives 0 / 0",
+         makeControls(0.1), 30},
     };
     return list;
 }

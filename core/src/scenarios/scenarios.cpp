@@ -22,6 +22,22 @@ struct RowL2NormImpl : torch::nn::Module {
 };
 TORCH_MODULE(RowL2Norm);
 
+// softmax written out from its definition, as tutorials first show it: exp overflows past 88.7.
+struct NaiveSoftmaxImpl : torch::nn::Module {
+    at::Tensor forward(const at::Tensor &x)
+    {
+        const at::Tensor e = torch::exp(x);
+        return e / e.sum(1, /*keepdim=*/true);
+    }
+};
+TORCH_MODULE(NaiveSoftmax);
+
+// Scores normalised to weights that sum to 1 by dividing by their sum: a row of zeros is 0/0.
+struct SumNormalizeImpl : torch::nn::Module {
+    at::Tensor forward(const at::Tensor &x) { return x / x.sum(1, /*keepdim=*/true); }
+};
+TORCH_MODULE(SumNormalize);
+
 }  // namespace
 
 Dataset randomClassification(int samples, int features, int classes)
@@ -138,6 +154,32 @@ std::unique_ptr<ObservedSequential> sqrtBackward(const RunConfig &, RunSetup &s)
     return m;
 }
 
+// Raw pixel intensities (0..255, never normalised) into a hand-written softmax: logits of a few
+// hundred, exp() = Inf, Inf / Inf = NaN inside the softmax.
+std::unique_ptr<ObservedSequential> softmaxOverflow(const RunConfig &, RunSetup &s)
+{
+    auto m = std::make_unique<ObservedSequential>("PixelClassifier");
+    m->add("fc", nn::AnyModule(nn::Linear(100, 10)));
+    m->add("softmax", nn::AnyModule(NaiveSoftmax()));
+    // A braced list is evaluated left to right: the pixels are drawn before the labels.
+    s.data = {torch::floor(torch::rand({500, 100}) * 256.0), torch::randint(10, {500}, torch::kLong)};
+    s.loss = LossKind::NegLogOfProbabilities;
+    return m;
+}
+
+// Attention-like pooling weights: four ReLU scores divided by their sum. A sample none of whose
+// scores is positive (one in 16 at the start) divides 0 by 0.
+std::unique_ptr<ObservedSequential> zeroDivision(const RunConfig &, RunSetup &s)
+{
+    auto m = std::make_unique<ObservedSequential>("ScoreNormalizer");
+    m->add("score", nn::AnyModule(nn::Linear(100, 4)));
+    m->add("relu", nn::AnyModule(nn::ReLU()));
+    m->add("normalize", nn::AnyModule(SumNormalize()));
+    m->add("head", nn::AnyModule(nn::Linear(4, 10)));
+    s.data = randomClassification(500, 100, 10);
+    return m;
+}
+
 // A price regression whose targets were left in dollars (about 1e5): the MLP's output has to
 // grow past fp16's largest value, 65504, to fit them.
 std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, RunSetup &s)
@@ -179,6 +221,7 @@ const std::pair<const char *, ScenarioBuilder> kBuilders[] = {
     {"large-lr-ce", largeLrCe},       {"large-lr-mse", largeLrMse},     {"nan-input", poisonedData},
     {"log-zero", logZero},            {"bn-constant", bnConstant},      {"sqrt-backward", sqrtBackward},
     {"exploding-deep", explodingDeep}, {"safe-training", poisonedData}, {"fp16-overflow", fp16Overflow},
+    {"softmax-overflow", softmaxOverflow}, {"zero-division", zeroDivision},
 };
 
 ScenarioBuilder builderOf(const std::string &id)
