@@ -3,6 +3,7 @@
 #include "widgets/nan_map_view.h"
 #include "window/gui_bench.h"
 #include "widgets/control_panel.h"
+#include "widgets/language.h"
 #include "window/main_window.h"
 #include "window/run_comparison.h"
 #include "window/model_opener.h"
@@ -54,6 +55,10 @@ struct GuiOptions {
                                QStringLiteral("a second run drawn beside this one (File > Compare with...); with "
                                               "--screenshot, once the run has ended"),
                                QStringLiteral("FILE.nsrun")};
+    QCommandLineOption language{QStringLiteral("language"),
+                                QStringLiteral("the window's language: en or zh_CN (default: the one chosen in View › "
+                                               "Language, else the system's)"),
+                                QStringLiteral("LANG")};
     // Answered before QApplication, as help is, with the LibTorch and Qt versions (versionLine).
     QCommandLineOption version{QStringLiteral("version"),
                                QStringLiteral("the version, and the LibTorch and Qt it was built with")};
@@ -65,7 +70,8 @@ struct GuiOptions {
                            "gui-bench (each with --help)")
                 .arg(QString::fromStdString(nanscope::cli::subcommandList())));
         parser.addHelpOption();
-        parser.addOptions({scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare, version});
+        parser.addOptions(
+            {scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare, language, version});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
                                      QStringLiteral("a model (the same as --model FILE.pt), a recorded run to open "
                                                     "(also: nanscope open FILE.nsrun), or a job's run folder"));
@@ -160,6 +166,11 @@ int runGui(int argc, char **argv)
         return fail(QStringLiteral("--map is nonfinite, magnitude, headroom, update-ratio, grad-norm or difference "
                                    "(with --compare), got '%1'")
                         .arg(parser.value(options.map)));
+
+    const QString language = nanscope::startupLanguage(parser.value(options.language));
+    if (!nanscope::setLanguage(language, /*keep=*/false))  // kept only when chosen in View › Language
+        return fail(QStringLiteral("--language is %1, got '%2'")
+                        .arg(nanscope::availableLanguages().join(QStringLiteral(" or ")), language));
 
     const QString compared = parser.value(options.compare);
     try {  // a file that cannot be read: one line and exit 1, as the command line does

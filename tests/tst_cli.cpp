@@ -46,7 +46,8 @@ void TestCli::scenariosListsEveryId()
     const Output o = run({QStringLiteral("scenarios")});
     QCOMPARE(o.code, 0);
     for (const char *id : {"large-lr-ce", "large-lr-mse", "nan-input", "log-zero", "bn-constant", "sqrt-backward",
-                           "exploding-deep", "safe-training", "fp16-overflow", "softmax-overflow", "zero-division"})
+                           "exploding-deep", "safe-training", "fp16-overflow", "softmax-overflow", "zero-division",
+                           "hidden-by-nan-to-num"})
         QVERIFY2(o.out.contains(QLatin1String(id)), id);
 }
 

@@ -110,6 +110,10 @@ void TestScenarios::origins_data()
     QTest::addRow("zero-division") << "zero-division" << 0 << "forward"
                                    << "normalize"
                                    << "aten::div" << true;
+    // Sample 400's +Inf is the first bad reading drawn; nan_to_num hides it from the loss.
+    QTest::addRow("hidden-by-nan-to-num") << "hidden-by-nan-to-num" << 17 << "input"
+                                          << ""
+                                          << "" << true;
     // fp16 emulated on the CPU: from step 0 the scaled gradients overflow on their way back through
     // the head's half output, and the loss scaler skips those steps and backs off (below 1): its
     // work, not the run's origin. That is the head's forward output passing 65504, in the cast to

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages NaNScope needs, and only the missing ones, so a second run is
-# a no-op. Works as root or through sudo. --tests adds what only the tests need: Debian's
+# a no-op. Works as root or through sudo. Qt Linguist (qt6-tools-dev, qt6-l10n-tools) compiles the
+# window's translations at build time; fonts-noto-cjk draws its Chinese. --tests adds what only the tests need: Debian's
 # python3-torch writes real PyTorch models (traced and scripted) for tst_python_*, python3-pytest
 # runs the Python recorder's tests (python/tests) and python3-pip builds its wheel; the packaging
 # checks (tst_desktop_integration, debian_packages) validate the desktop entry, the AppStream
@@ -10,7 +11,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev libqcustomplot2.1-qt6
-          libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev libgloo-dev xauth xvfb)
+          libcli11-dev nlohmann-json3-dev libsqlite3-dev libssl-dev libgloo-dev xauth xvfb
+          qt6-tools-dev qt6-l10n-tools fonts-noto-cjk)
 [ "${1:-}" = "--tests" ] && packages+=(python3-torch python3-pytest python3-pip python3-setuptools python3-wheel
                                        desktop-file-utils appstream shared-mime-info libglib2.0-bin
                                        libxml2-utils dpkg-dev)

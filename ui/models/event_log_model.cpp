@@ -1,5 +1,7 @@
 #include "models/event_log_model.h"
 
+#include "models/origin_text.h"
+
 #include <QBrush>
 
 #include <algorithm>
@@ -9,16 +11,59 @@ namespace nanscope {
 QString eventKindName(EventKind kind)
 {
     switch (kind) {
-    case EventKind::Info: return QStringLiteral("info");
-    case EventKind::FirstNonFinite: return QStringLiteral("first non-finite");
-    case EventKind::Recovery: return QStringLiteral("recovery");
-    case EventKind::Rollback: return QStringLiteral("rollback");
-    case EventKind::ControlChange: return QStringLiteral("control change");
-    case EventKind::Paused: return QStringLiteral("paused");
-    case EventKind::Error: return QStringLiteral("error");
-    case EventKind::Warning: return QStringLiteral("warning");
+    case EventKind::Info: return EventLogModel::tr("info");
+    case EventKind::FirstNonFinite: return EventLogModel::tr("first non-finite");
+    case EventKind::Recovery: return EventLogModel::tr("recovery");
+    case EventKind::Rollback: return EventLogModel::tr("rollback");
+    case EventKind::ControlChange: return EventLogModel::tr("control change");
+    case EventKind::Paused: return EventLogModel::tr("paused");
+    case EventKind::Error: return EventLogModel::tr("error");
+    case EventKind::Warning: return EventLogModel::tr("warning");
     }
     return {};
+}
+
+namespace {
+
+const char *const kChangeLine = QT_TRANSLATE_NOOP("nanscope::EventLogModel", "%1: %2 → %3");
+
+QString controlName(const std::string &id)
+{
+    const std::pair<const char *, QString> names[] = {
+        {"lr", EventLogModel::tr("learning rate")},  {"clip", EventLogModel::tr("gradient clipping")},
+        {"recovery", EventLogModel::tr("recovery")}, {"pause", EventLogModel::tr("pause on non-finite")},
+        {"precision", EventLogModel::tr("precision")}, {"loss-scaling", EventLogModel::tr("loss scaling")}};
+    for (const auto &[known, name] : names)
+        if (id == known)
+            return name;
+    return QString::fromStdString(id);
+}
+
+QString controlValue(const std::string &value)
+{
+    if (value == "on")
+        return EventLogModel::tr("on");
+    if (value == "off")
+        return EventLogModel::tr("off");
+    return QString::fromStdString(value);
+}
+
+}  // namespace
+
+QString EventLogModel::messageText(const Event &e)
+{
+    // The core's English is recorded with the run; what it says in fields is said again here, in the
+    // window's language. Warnings and notes without fields stay as recorded.
+    if ((e.kind == EventKind::FirstNonFinite || e.kind == EventKind::Paused) && e.origin.valid())
+        return explainOrigin(e.origin);
+    const QString line = tr(kChangeLine);
+    if (e.kind == EventKind::ControlChange && !e.changes.empty() && line != QLatin1String(kChangeLine)) {
+        QStringList parts;
+        for (const ControlChange &c : e.changes)
+            parts << line.arg(controlName(c.control), controlValue(c.before), controlValue(c.after));
+        return parts.join(tr("; "));
+    }
+    return QString::fromStdString(e.text);
 }
 
 QColor eventKindColor(EventKind kind)
@@ -107,12 +152,12 @@ QVariant EventLogModel::data(const QModelIndex &index, int role) const
         case StepColumn: return e.step < 0 ? QVariant(QString()) : QVariant(e.step);
         case KindColumn: return eventKindName(e.kind);
         case LayerColumn: return layerName(e.layer);
-        case MessageColumn: return QString::fromStdString(e.text);
+        case MessageColumn: return messageText(e);
         }
         break;
     case Qt::ToolTipRole:  // messages can be longer than the column
         if (index.column() == MessageColumn)
-            return QString::fromStdString(e.text);
+            return messageText(e);
         break;
     case Qt::ForegroundRole: {
         const QColor color = eventKindColor(e.kind);
@@ -130,12 +175,19 @@ QVariant EventLogModel::headerData(int section, Qt::Orientation orientation, int
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case StepColumn: return QStringLiteral("Step");
-    case KindColumn: return QStringLiteral("Kind");
-    case LayerColumn: return QStringLiteral("Layer");
-    case MessageColumn: return QStringLiteral("Message");
+    case StepColumn: return tr("Step");
+    case KindColumn: return tr("Kind");
+    case LayerColumn: return tr("Layer");
+    case MessageColumn: return tr("Message");
     }
     return {};
+}
+
+void EventLogModel::retranslate()
+{
+    Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+    if (!rows_.empty())
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::DisplayRole, Qt::ToolTipRole});
 }
 
 }  // namespace nanscope

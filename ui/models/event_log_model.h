@@ -36,6 +36,7 @@ public:
     void setLayers(const std::vector<Layer> &layers);
     void append(const nanscope::Event &event);
     void append(const QVector<nanscope::Event> &events);  // one insertion for the whole batch
+    void retranslate();  // the language changed: headers and kinds again
 
     int capacity() const { return capacity_; }
     std::int64_t droppedCount() const { return dropped_; }
@@ -44,6 +45,9 @@ public:
     int columnCount(const QModelIndex &parent = {}) const final;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const final;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const final;
+
+    // The event's message in the current language (the recorded English where nothing translates it).
+    static QString messageText(const Event &event);
 
 private:
     QString layerName(int id) const;

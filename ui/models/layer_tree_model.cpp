@@ -17,10 +17,10 @@ namespace nanscope {
 QString layerStatusName(LayerStatus status)
 {
     switch (status) {
-    case LayerStatus::Clean: return QStringLiteral("clean");
-    case LayerStatus::PassedOn: return QStringLiteral("passed on");
-    case LayerStatus::BadWeights: return QStringLiteral("weights non-finite");
-    case LayerStatus::BornHere: return QStringLiteral("born here");
+    case LayerStatus::Clean: return LayerTreeModel::tr("clean");
+    case LayerStatus::PassedOn: return LayerTreeModel::tr("passed on");
+    case LayerStatus::BadWeights: return LayerTreeModel::tr("weights non-finite");
+    case LayerStatus::BornHere: return LayerTreeModel::tr("born here");
     }
     return {};
 }
@@ -51,8 +51,8 @@ QString healthSummary(const TensorHealth &h)
         return parts.join(QStringLiteral(", ")) + QStringLiteral(" / %1").arg(h.numel);
     }
     if (std::isnan(h.absMax))  // an empty tensor: finite, but nothing to measure
-        return QStringLiteral("finite");
-    return QStringLiteral("finite, |max| %1").arg(h.absMax, 0, 'g', 3);
+        return LayerTreeModel::tr("finite");
+    return LayerTreeModel::tr("finite, |max| %1").arg(h.absMax, 0, 'g', 3);
 }
 
 namespace {
@@ -99,12 +99,14 @@ QString LayerTreeModel::Node::statusText() const
     QString text;
     switch (status()) {
     case LayerStatus::Clean: return layerStatusName(LayerStatus::Clean);
-    case LayerStatus::PassedOn: text = QStringLiteral("passed on from step %1").arg(firstNonFinite); break;
-    case LayerStatus::BadWeights: text = QStringLiteral("weights non-finite from step %1").arg(badWeightsStep); break;
-    case LayerStatus::BornHere: text = QStringLiteral("born here at step %1").arg(bornStep); break;
+    case LayerStatus::PassedOn: text = LayerTreeModel::tr("passed on from step %1").arg(firstNonFinite); break;
+    case LayerStatus::BadWeights:
+        text = LayerTreeModel::tr("weights non-finite from step %1").arg(badWeightsStep);
+        break;
+    case LayerStatus::BornHere: text = LayerTreeModel::tr("born here at step %1").arg(bornStep); break;
     }
     if (recoveredStep >= 0)
-        text += QStringLiteral(", recovered at step %1").arg(recoveredStep);
+        text += LayerTreeModel::tr(", recovered at step %1").arg(recoveredStep);
     return text;
 }
 
@@ -348,14 +350,22 @@ QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, in
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case NameColumn: return QStringLiteral("Name");
-    case TypeColumn: return QStringLiteral("Type");
-    case StatusColumn: return QStringLiteral("Status");
-    case ForwardColumn: return QStringLiteral("Forward");
-    case GradientColumn: return QStringLiteral("Gradient");
-    case FirstNonFiniteColumn: return QStringLiteral("First non-finite");
+    case NameColumn: return tr("Name");
+    case TypeColumn: return tr("Type");
+    case StatusColumn: return tr("Status");
+    case ForwardColumn: return tr("Forward");
+    case GradientColumn: return tr("Gradient");
+    case FirstNonFiniteColumn: return tr("First non-finite");
     }
     return {};
+}
+
+void LayerTreeModel::retranslate()
+{
+    Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+    // Statuses and health texts are made in data(): every row's shown text, again.
+    Q_EMIT layoutAboutToBeChanged();
+    Q_EMIT layoutChanged();
 }
 
 QSortFilterProxyModel *makeLayerFilterProxy(QObject *parent)

@@ -56,6 +56,8 @@ public:
     // records (the health shown comes from the records after them).
     void addChunks(const QVector<nanscope::StepChunkPtr> &chunks);
 
+    void retranslate();  // the language changed: headers, statuses and health texts again
+
     QModelIndex indexForLayer(int id, int column = 0) const;
     int layerAt(const QModelIndex &index) const;  // -1 for an invalid index
 

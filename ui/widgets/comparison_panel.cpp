@@ -1,8 +1,11 @@
 #include "widgets/comparison_panel.h"
 
+#include "widgets/map_cell_text.h"
+
 #include "nanscope/health_kinds.h"
 #include "nanscope/run_diff.h"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
@@ -23,7 +26,7 @@ QString partingText(const RunParting &p)
         where = ComparisonPanel::tr("the loss");
     else
         where = ComparisonPanel::tr("the %1 of layer '%2'")
-                    .arg(QObject::tr(healthKindWithId(p.what)->label), QString::fromStdString(p.layer));
+                    .arg(mapKindText(healthKindWithId(p.what)->kind), QString::fromStdString(p.layer));
     QString text = ComparisonPanel::tr("Parted at <a href=\"%1\">step %1</a>, in %2: %3.")
                        .arg(p.step)
                        .arg(where, QString::fromStdString(p.detail).toHtmlEscaped());
@@ -59,24 +62,40 @@ ComparisonPanel::ComparisonPanel(QWidget *parent) : QWidget(parent)
     summary_->setTextInteractionFlags(Qt::TextBrowserInteraction);
     connect(summary_, &QLabel::linkActivated, this, [this](const QString &step) { Q_EMIT stepActivated(step.toInt()); });
     settings_ = new QTableWidget(0, 3);
-    settings_->setHorizontalHeaderLabels({tr("Setting"), tr("This run"), tr("Compared run")});
     settings_->horizontalHeader()->setStretchLastSection(true);
     settings_->verticalHeader()->setVisible(false);
     settings_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    settings_->setToolTip(tr("The settings in which the two runs differ, and only those"));
     layout->addWidget(summary_);
     layout->addWidget(settings_, 1);
+    retranslate();
     clear();
+}
+
+void ComparisonPanel::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
+void ComparisonPanel::retranslate()
+{
+    settings_->setHorizontalHeaderLabels({tr("Setting"), tr("This run"), tr("Compared run")});
+    settings_->setToolTip(tr("The settings in which the two runs differ, and only those"));
+    if (!showing_)
+        summary_->setText(tr("No comparison: File › Compare with… opens a second run beside this one."));
 }
 
 void ComparisonPanel::clear()
 {
-    summary_->setText(tr("No comparison: File › Compare with… opens a second run beside this one."));
+    showing_ = false;
+    retranslate();
     settings_->setRowCount(0);
 }
 
 void ComparisonPanel::showDiff(const RunDiff *diff, const QString &thisName, const QString &otherName)
 {
+    showing_ = true;
     settings_->setRowCount(0);
     if (!diff) {
         summary_->setText(tr("%1 is drawn over this run's plots; the comparison of their steps and settings "

@@ -26,7 +26,12 @@ public:
 Q_SIGNALS:
     void stepActivated(int step);  // the parting step's link clicked
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
+    bool showing_ = false;  // a comparison is shown (its texts come again with the next one)
     QLabel *summary_ = nullptr;
     QTableWidget *settings_ = nullptr;
 };

@@ -12,7 +12,9 @@
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QEvent>
 #include <QGroupBox>
+#include <QLabel>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QPushButton>
@@ -42,8 +44,9 @@ void disableItem(QComboBox *box, int index, const QString &reason)
 ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
 {
     auto *outer = new QVBoxLayout(this);
-    auto *runBox = new QGroupBox(tr("Run"));
-    auto *runForm = new QFormLayout(runBox);
+    // Every text is set by retranslate(), now and when the language changes.
+    runBox_ = new QGroupBox;
+    auto *runForm = new QFormLayout(runBox_);
     scenario_ = new QComboBox;
     for (const ScenarioInfo &s : scenarios()) {
         scenario_->addItem(QString::fromStdString(s.id), QString::fromStdString(s.id));
@@ -57,32 +60,22 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     }
     steps_ = new QSpinBox;
     steps_->setRange(1, 100000000);
-    steps_->setToolTip(tr("Steps to train before the run finishes"));
     seed_ = new QSpinBox;
     seed_->setRange(0, 1000000000);
     seed_->setValue(1);
-    seed_->setToolTip(tr("The same seed gives the same run, step for step"));
     forecast_ = new QSpinBox;
     forecast_->setObjectName(QStringLiteral("forecastHorizon"));
     forecast_->setRange(0, 100000);
     forecast_->setValue(RunConfig{}.forecastHorizon);
-    forecast_->setSuffix(tr(" steps ahead"));
-    forecast_->setSpecialValueText(tr("off"));
-    forecast_->setToolTip(tr("Warn when a layer's values would overflow (or vanish, in fp16 and bf16) within this "
-                             "many steps; 0: no forecasts"));
-    runForm->addRow(tr("Scenario"), scenario_);
-    runForm->addRow(tr("Device"), device_);
-    runForm->addRow(tr("Steps"), steps_);
-    runForm->addRow(tr("Seed"), seed_);
-    runForm->addRow(tr("Forecasts"), forecast_);
     optimizer_ = new OptimizerEdit;
-    runForm->addRow(tr("Optimizer"), optimizer_);
-    outer->addWidget(runBox);
+    for (QWidget *field : std::initializer_list<QWidget *>{scenario_, device_, steps_, seed_, forecast_, optimizer_})
+        runForm->addRow(new QLabel, field);  // an empty text would make no label to translate
+    outer->addWidget(runBox_);
 
-    auto *liveBox = new QGroupBox(tr("Live controls (apply at the next step)"));
-    auto *liveForm = new QFormLayout(liveBox);
+    liveBox_ = new QGroupBox;
+    auto *liveForm = new QFormLayout(liveBox_);
     lr_ = new LearningRateEdit;
-    clipOn_ = new QCheckBox(tr("Clip gradient norm at"));
+    clipOn_ = new QCheckBox;
     clip_ = new QDoubleSpinBox;
     clip_->setRange(1e-3, 1e6);
     clip_->setDecimals(3);
@@ -90,36 +83,31 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     precision_ = new QComboBox;
     for (const Precision p : {Precision::FP32, Precision::FP16, Precision::BF16})
         precision_->addItem(QString(), int(p));
-    precision_->setItemData(
-        1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"),
-        Qt::ToolTipRole);
     labelPrecisions();
-    liveForm->addRow(tr("Learning rate"), lr_);
+    liveForm->addRow(new QLabel, lr_);
     liveForm->addRow(clipOn_, clip_);
-    liveForm->addRow(tr("Precision"), precision_);
-    outer->addWidget(liveBox);
+    liveForm->addRow(new QLabel, precision_);
+    outer->addWidget(liveBox_);
 
-    auto *recoveryBox = new QGroupBox(tr("Recovery policy"));
-    auto *recoveryForm = new QFormLayout(recoveryBox);
-    quarantine_ = new QCheckBox(tr("Quarantine non-finite samples (by index)"));
-    zeroGrads_ = new QCheckBox(tr("Zero non-finite gradients"));
-    rollback_ = new QCheckBox(tr("On a non-finite loss, roll back and halve the LR"));
+    recoveryBox_ = new QGroupBox;
+    auto *recoveryForm = new QFormLayout(recoveryBox_);
+    quarantine_ = new QCheckBox;
+    zeroGrads_ = new QCheckBox;
+    rollback_ = new QCheckBox;
     maxRetries_ = new QSpinBox;
     maxRetries_->setRange(1, 100);
-    maxRetries_->setToolTip(tr("Rollbacks in a row before the run stops with a message"));
-    pause_ = new QCheckBox(tr("Pause on non-finite (before the update)"));
+    pause_ = new QCheckBox;
     recoveryForm->addRow(quarantine_);
     recoveryForm->addRow(zeroGrads_);
     recoveryForm->addRow(rollback_);
-    recoveryForm->addRow(tr("Retries before stopping"), maxRetries_);
+    recoveryForm->addRow(new QLabel, maxRetries_);
     recoveryForm->addRow(pause_);
-    outer->addWidget(recoveryBox);
+    outer->addWidget(recoveryBox_);
     // Reset clears the run and keeps these controls; this brings back the scenario's own.
-    auto *defaults = new QPushButton(tr("Scenario &defaults"));
-    defaults->setObjectName(QStringLiteral("defaultsButton"));
-    defaults->setToolTip(tr("Set the steps and every control above back to the scenario's (or model's) defaults"));
-    connect(defaults, &QPushButton::clicked, this, &ControlPanel::loadScenarioDefaults);
-    outer->addWidget(defaults);
+    defaults_ = new QPushButton;
+    defaults_->setObjectName(QStringLiteral("defaultsButton"));
+    connect(defaults_, &QPushButton::clicked, this, &ControlPanel::loadScenarioDefaults);
+    outer->addWidget(defaults_);
     outer->addStretch();
 
     connect(scenario_, &QComboBox::currentIndexChanged, this, [this] {
@@ -135,8 +123,59 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     connect(device_, &QComboBox::currentIndexChanged, this, &ControlPanel::labelPrecisions);
     connect(clipOn_, &QCheckBox::toggled, clip_, &QWidget::setEnabled);
     connect(rollback_, &QCheckBox::toggled, maxRetries_, &QWidget::setEnabled);
+    retranslate();
     loadScenarioDefaults();
 }
+
+void ControlPanel::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
+void ControlPanel::retranslate()
+{
+    runBox_->setTitle(tr("Run"));
+    liveBox_->setTitle(tr("Live controls (apply at the next step)"));
+    recoveryBox_->setTitle(tr("Recovery policy"));
+    const std::pair<QWidget *, QString> labels[] = {
+        {scenario_, tr("Scenario")},          {device_, tr("Device")},       {steps_, tr("Steps")},
+        {seed_, tr("Seed")},                  {forecast_, tr("Forecasts")},  {optimizer_, tr("Optimizer")},
+        {lr_, tr("Learning rate")},           {precision_, tr("Precision")},
+        {maxRetries_, tr("Retries before stopping")}};
+    for (const auto &[field, text] : labels)
+        if (auto *form = qobject_cast<QFormLayout *>(field->parentWidget()->layout()))
+            if (auto *label = qobject_cast<QLabel *>(form->labelForField(field)))
+                label->setText(text);
+    steps_->setToolTip(tr("Steps to train before the run finishes"));
+    seed_->setToolTip(tr("The same seed gives the same run, step for step"));
+    forecast_->setSuffix(tr(" steps ahead"));
+    forecast_->setSpecialValueText(tr("off"));
+    forecast_->setToolTip(tr("Warn when a layer's values would overflow (or vanish, in fp16 and bf16) within this "
+                             "many steps; 0: no forecasts"));
+    clipOn_->setText(tr("Clip gradient norm at"));
+    precision_->setItemData(
+        1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"),
+        Qt::ToolTipRole);
+    quarantine_->setText(tr("Quarantine non-finite samples (by index)"));
+    zeroGrads_->setText(tr("Zero non-finite gradients"));
+    rollback_->setText(tr("On a non-finite loss, roll back and halve the LR"));
+    maxRetries_->setToolTip(tr("Rollbacks in a row before the run stops with a message"));
+    pause_->setText(tr("Pause on non-finite (before the update)"));
+    defaults_->setText(tr("Scenario &defaults"));
+    defaults_->setToolTip(tr("Set the steps and every control above back to the scenario's (or model's) defaults"));
+    if (const int entry = scenario_->findData(kModelEntry); entry >= 0)
+        scenario_->setItemText(entry, modelEntryText());
+    if (const int entry = scenario_->findData(kRecordedLoopEntry); entry >= 0) {
+        scenario_->setItemText(entry, tr("Recorded loop: %1").arg(recordedLoop_));
+        scenario_->setItemData(
+            entry, tr("A training loop recorded by nanscope.record (Python): it is watched, not trained here"),
+            Qt::ToolTipRole);
+    }
+}
+
+QString ControlPanel::modelEntryText() const { return tr("Model: %1").arg(QFileInfo(modelPath_).fileName()); }
 
 void ControlPanel::labelPrecisions()
 {
@@ -177,7 +216,7 @@ void ControlPanel::setModel(const QString &path, const ModelInputChoice &input)
         scenario_->insertSeparator(1);
         entry = 0;
     }
-    scenario_->setItemText(entry, tr("Model: %1").arg(QFileInfo(path).fileName()));
+    scenario_->setItemText(entry, modelEntryText());
     scenario_->setItemData(entry, QStringLiteral("%1\n%2").arg(path, describeModelInput(input)), Qt::ToolTipRole);
     if (scenario_->currentIndex() == entry) {  // a new file in place of the last one: same signals as a new pick
         loadScenarioDefaults();
@@ -248,9 +287,7 @@ void ControlPanel::showRecordedLoop(const QString &name)
         scenario_->insertItem(0, QString(), kRecordedLoopEntry);
         entry = 0;
     }
-    scenario_->setItemText(entry, tr("Recorded loop: %1").arg(name));
-    scenario_->setItemData(entry, tr("A training loop recorded by nanscope.record (Python): it is watched, not trained here"),
-                           Qt::ToolTipRole);
+    retranslate();  // the entry's text and tooltip
     QSignalBlocker quiet(scenario_);  // its defaults are no scenario's: keep the run's own
     scenario_->setCurrentIndex(entry);
 }

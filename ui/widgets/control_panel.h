@@ -12,6 +12,9 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
+class QGroupBox;
+class QPushButton;
 class QDoubleSpinBox;
 class QSettings;
 class QSpinBox;
@@ -59,7 +62,12 @@ Q_SIGNALS:
     void controlsEdited(const nanscope::Controls &controls);
     void scenarioChanged(const QString &id);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
+    QString modelEntryText() const;
     void emitControls();
     void labelPrecisions();  // for the selected device
 
@@ -78,6 +86,10 @@ private:
     QCheckBox *rollback_ = nullptr;
     QSpinBox *maxRetries_ = nullptr;
     QCheckBox *pause_ = nullptr;
+    QGroupBox *runBox_ = nullptr;
+    QGroupBox *liveBox_ = nullptr;
+    QGroupBox *recoveryBox_ = nullptr;
+    QPushButton *defaults_ = nullptr;
     QString modelPath_;
     QString recordedLoop_;
     ModelInputChoice modelInput_;

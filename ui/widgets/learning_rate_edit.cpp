@@ -1,5 +1,6 @@
 #include "widgets/learning_rate_edit.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QRegularExpression>
 #include <QSignalBlocker>
@@ -49,9 +50,8 @@ LearningRateEdit::LearningRateEdit(QWidget *parent) : QWidget(parent)
     layout->setContentsMargins(0, 0, 0, 0);
     slider_ = new QSlider(Qt::Horizontal);
     slider_->setRange(int(std::log10(kMinLr) * kNotchesPerDecade), int(std::log10(1e4) * kNotchesPerDecade));
-    slider_->setToolTip(tr("Learning rate on a log scale, 1e-8 to 1e4"));
     spin_ = new ScientificSpinBox;
-    spin_->setToolTip(tr("Exact learning rate (scientific notation accepted: 3e-4)"));
+    retranslate();
     layout->addWidget(slider_, 1);
     layout->addWidget(spin_);
 
@@ -81,6 +81,19 @@ void LearningRateEdit::setValue(double lr)
     syncing_ = true;
     slider_->setValue(int(std::lround(std::log10(spin_->value()) * kNotchesPerDecade)));
     syncing_ = false;
+}
+
+void LearningRateEdit::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
+void LearningRateEdit::retranslate()
+{
+    slider_->setToolTip(tr("Learning rate on a log scale, 1e-8 to 1e4"));
+    spin_->setToolTip(tr("Exact learning rate (scientific notation accepted: 3e-4)"));
 }
 
 }  // namespace nanscope

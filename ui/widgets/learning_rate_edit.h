@@ -32,7 +32,11 @@ Q_SIGNALS:
     // pixel of a drag: each emission becomes a control change in the run.
     void valueChanged(double lr);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
     QSlider *slider_ = nullptr;
     ScientificSpinBox *spin_ = nullptr;
     bool syncing_ = false;

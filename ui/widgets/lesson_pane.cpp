@@ -1,5 +1,7 @@
 #include "widgets/lesson_pane.h"
 
+#include "widgets/language.h"
+
 #include <QFile>
 
 // The lessons are compiled into the static UI library; a static library's resources must be
@@ -18,7 +20,10 @@ LessonPane::LessonPane(QWidget *parent) : QTextBrowser(parent)
 bool LessonPane::showLesson(const QString &scenario)
 {
     scenario_ = scenario;
-    QFile file(QStringLiteral(":/lessons/%1.md").arg(scenario));
+    // The lesson in the window's language (resources/lessons/LANG/ID.md) where it is written.
+    QFile file(QStringLiteral(":/lessons/%1/%2.md").arg(currentLanguage(), scenario));
+    if (!file.exists())
+        file.setFileName(QStringLiteral(":/lessons/%1.md").arg(scenario));
     if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
         setPlainText(tr("There is no lesson for '%1'.").arg(scenario));
         return false;

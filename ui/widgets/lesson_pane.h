@@ -9,7 +9,8 @@ class LessonPane final : public QTextBrowser {
     Q_OBJECT
 public:
     explicit LessonPane(QWidget *parent = nullptr);
-    // Shows the lesson of `scenario`; false (and a note in the pane) when there is none.
+    // Shows the lesson of `scenario` in the current language (English where it has no
+    // translation); false (and a note in the pane) when there is none.
     bool showLesson(const QString &scenario);
     // A page of its own (a user's model has no lesson): Markdown.
     void showPage(const QString &markdown);

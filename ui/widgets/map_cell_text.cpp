@@ -2,11 +2,18 @@
 
 #include "nanscope/precision.h"
 
+#include <QCoreApplication>
 #include <QObject>
 
 #include <cmath>
 
 namespace nanscope {
+
+// The translation context of a map cell's texts (the map's tooltip and the status line).
+struct MapCellText {
+    Q_DECLARE_TR_FUNCTIONS(MapCellText)
+};
+
 
 namespace {
 
@@ -14,20 +21,30 @@ QString number(double v) { return QString::number(v, 'g', 3); }
 
 }  // namespace
 
+QString mapKindText(MapKind kind)
+{
+    switch (kind) {
+    case MapKind::Forward: return MapCellText::tr("forward");
+    case MapKind::Grad: return MapCellText::tr("backward");
+    case MapKind::Params: return MapCellText::tr("parameters");
+    case MapKind::ParamGrads: return MapCellText::tr("parameter gradients");
+    }
+    return {};
+}
+
 QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers, const MapView &view,
                         const MapRow &row, int column)
 {
-    const auto tr = [](const char *text) { return QObject::tr(text); };
-    const auto name = [&layers, &tr](int id) {
+    const auto name = [&layers](int id) {
         const std::string &p = layers[std::size_t(id)].path;
-        return p.empty() ? tr("(model)") : QString::fromStdString(p);
+        return p.empty() ? MapCellText::tr("(model)") : QString::fromStdString(p);
     };
     const int worst = worstMember(data, view, row, column, nullptr);
     const int layer = worst >= 0 ? worst : row.layer;
     const Layer &l = layers[std::size_t(layer)];
-    QString head = tr("%1 (%2)").arg(name(layer), QString::fromStdString(l.type));
+    QString head = MapCellText::tr("%1 (%2)").arg(name(layer), QString::fromStdString(l.type));
     if (row.collapsed)
-        head = tr("%1, closed: %2 modules; the worst is %3")
+        head = MapCellText::tr("%1, closed: %2 modules; the worst is %3")
                    .arg(name(row.layer))
                    .arg(row.lastMember - row.layer + 1)
                    .arg(head);
@@ -35,22 +52,22 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
         data.cell(measureUsesKind(view.measure) ? view.kind : MapKind::ParamGrads, column, layer);
     const QString steps =
         data.firstStep(column) == data.lastStep(column)
-            ? tr("step %1").arg(data.firstStep(column))
-            : tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
-    const QString what = tr(mapKindName(view.kind));
+            ? MapCellText::tr("step %1").arg(data.firstStep(column))
+            : MapCellText::tr("steps %1–%2 (worst: step %3)").arg(data.firstStep(column)).arg(data.lastStep(column)).arg(cell.step);
+    const QString what = mapKindText(view.kind);
     const QString precision = QString::fromLatin1(precisionName(view.precision));
-    const QString nonFinite = cell.nonFinite() > 0 ? tr("; %1 NaN/Inf").arg(cell.nonFinite()) : QString();
+    const QString nonFinite = cell.nonFinite() > 0 ? MapCellText::tr("; %1 NaN/Inf").arg(cell.nonFinite()) : QString();
     QString body;
     if (view.measure == MapMeasure::UpdateRatio) {
         const double r = data.updateRatio(column, layer);
-        body = std::isnan(r) ? tr("no update measured (skipped, or no parameters)")
-                             : tr("update |Δw| / |w| = %1").arg(number(r));
+        body = std::isnan(r) ? MapCellText::tr("no update measured (skipped, or no parameters)")
+                             : MapCellText::tr("update |Δw| / |w| = %1").arg(number(r));
     } else if (!cell.present) {
-        body = tr("%1: nothing observed").arg(view.measure == MapMeasure::GradNorm ? tr("parameter gradients") : what);
+        body = MapCellText::tr("%1: nothing observed").arg(view.measure == MapMeasure::GradNorm ? MapCellText::tr("parameter gradients") : what);
     } else {
         switch (view.measure) {
         case MapMeasure::NonFinite:
-            body = tr("%1: %2 NaN, %3 +Inf, %4 -Inf of %5 values")
+            body = MapCellText::tr("%1: %2 NaN, %3 +Inf, %4 -Inf of %5 values")
                        .arg(what)
                        .arg(cell.nan)
                        .arg(cell.posInf)
@@ -58,29 +75,29 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
                        .arg(cell.numel);
             break;
         case MapMeasure::Magnitude:
-            body = tr("%1: largest finite |value| %2 (%3's largest: %4)%5")
+            body = MapCellText::tr("%1: largest finite |value| %2 (%3's largest: %4)%5")
                        .arg(what, number(cell.absMax), precision, number(largestFinite(view.precision)), nonFinite);
             break;
         case MapMeasure::Headroom:
-            body = tr("%1: largest finite |value| is %2 of %3's largest%4")
+            body = MapCellText::tr("%1: largest finite |value| is %2 of %3's largest%4")
                        .arg(what, number(cell.absMax / largestFinite(view.precision)), precision, nonFinite);
             break;
-        case MapMeasure::GradNorm: body = tr("parameter-gradient norm %1%2").arg(number(cell.norm), nonFinite); break;
+        case MapMeasure::GradNorm: body = MapCellText::tr("parameter-gradient norm %1%2").arg(number(cell.norm), nonFinite); break;
         case MapMeasure::UpdateRatio: break;
         case MapMeasure::Difference: {
             const auto values = [&](const MapCell &c) {
-                return tr("norm %1, largest |value| %2, %3 NaN/Inf").arg(number(c.norm), number(c.absMax)).arg(c.nonFinite());
+                return MapCellText::tr("norm %1, largest |value| %2, %3 NaN/Inf").arg(number(c.norm), number(c.absMax)).arg(c.nonFinite());
             };
             const MapCell *other = comparedCell(data, view, column, layer);
             body = other && other->present
-                       ? tr("%1\nthis run: %2\ncompared run: %3\nrelative difference %4")
+                       ? MapCellText::tr("%1\nthis run: %2\ncompared run: %3\nrelative difference %4")
                              .arg(what, values(cell), values(*other), number(relativeDifference(cell, *other)))
-                       : tr("%1: the compared run has nothing here").arg(what);
+                       : MapCellText::tr("%1: the compared run has nothing here").arg(what);
             break;
         }
         }
     }
-    return tr("%1, %2\n%3").arg(head, steps, body);
+    return MapCellText::tr("%1, %2\n%3").arg(head, steps, body);
 }
 
 }  // namespace nanscope

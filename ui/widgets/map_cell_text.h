@@ -10,6 +10,9 @@
 
 namespace nanscope {
 
+// "forward", "backward", "parameters", "parameter gradients", in the current language.
+QString mapKindText(MapKind kind);
+
 QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers, const MapView &view,
                         const MapRow &row, int column);
 

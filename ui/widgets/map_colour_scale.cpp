@@ -1,6 +1,57 @@
 #include "widgets/map_colour_scale.h"
 
+#include <QEvent>
+
 namespace nanscope {
+
+namespace {
+
+// The texts measureScale() (ui/run, Qt-free) writes, with the precision's name as %1: the same
+// sentences, found again here to be translated.
+const char *const kScaleTexts[] = {
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "share of NaN/Inf values"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "largest |value|"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "largest |value|; %1 max: off scale"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "largest |value| / %1 max"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "|Δw| / |w| per step"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "relative difference (grey: same; red: one non-finite)"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "parameter-gradient norm"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "finite"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "any"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "half"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "all"),
+    QT_TRANSLATE_NOOP("nanscope::MapColourScale", "%1 max"),
+};
+
+}  // namespace
+
+QString MapColourScale::localized(const std::string &english)
+{
+    const QString text = QString::fromStdString(english);
+    for (const char *source : kScaleTexts) {
+        const QString pattern = QString::fromUtf8(source);
+        if (!pattern.contains(QLatin1String("%1"))) {
+            if (text == pattern)
+                return tr(source);
+            continue;
+        }
+        for (const Precision p : {Precision::FP32, Precision::FP16, Precision::BF16}) {
+            const QString name = QString::fromLatin1(precisionName(p));
+            if (text == QString(pattern).replace(QLatin1String("%1"), name))
+                return tr(source).arg(name);
+        }
+    }
+    return text;  // a number: "1e-3", "100%"
+}
+
+void MapColourScale::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        showScale(shown_);
+    QCustomPlot::changeEvent(event);
+}
+
+QString MapColourScale::label() const { return scale_->label(); }
 
 MapColourScale::MapColourScale(QWidget *parent) : QCustomPlot(parent)
 {
@@ -55,9 +106,10 @@ void MapColourScale::showScale(const MeasureScale &scale)
     scale_->setDataRange(QCPRange(scale.lower, scale.upper));
     QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
     for (const auto &[value, label] : scale.ticks)
-        ticks->addTick(value, QString::fromStdString(label));
+        ticks->addTick(value, localized(label));
     scale_->axis()->setTicker(ticks);
-    scale_->setLabel(QString::fromStdString(scale.title));
+    scale_->setLabel(localized(scale.title));
+    shown_ = scale;
     replot(QCustomPlot::rpQueuedReplot);
 }
 

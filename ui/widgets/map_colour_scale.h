@@ -17,9 +17,18 @@ public:
 
     void setMeasure(MapMeasure measure);
     void showScale(const MeasureScale &scale);
+    // The scale's title and tick labels as shown, in the current language.
+    QString label() const;
+
+protected:
+    void changeEvent(QEvent *event) override;
 
 private:
+    // One of the run data's English texts ("fp16 max") in the current language; a number as it is.
+    static QString localized(const std::string &english);
+
     QCPColorScale *scale_ = nullptr;
+    MeasureScale shown_;
 };
 
 }  // namespace nanscope

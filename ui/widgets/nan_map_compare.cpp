@@ -20,7 +20,7 @@ void NanMapView::setComparison(const RunStore *other, int partingStep, const std
     comparedLayers_.clear();
     const int index = measureBox_->findData(int(MapMeasure::Difference));
     if (other && index < 0) {
-        measureBox_->addItem(tr(mapMeasureName(MapMeasure::Difference)), int(MapMeasure::Difference));
+        measureBox_->addItem(measureText(MapMeasure::Difference), int(MapMeasure::Difference));
         if (wantDifference_)
             setMeasure(MapMeasure::Difference);
     } else if (!other && index >= 0) {

@@ -39,30 +39,24 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     kindBox_ = new QComboBox;
     kindBox_->setObjectName(QStringLiteral("mapKind"));
     for (int k = 0; k < kMapKindCount; ++k)
-        kindBox_->addItem(tr(mapKindName(MapKind(k))), k);
-    kindBox_->setToolTip(tr("Which tensors the map shows: layer outputs, the gradients flowing into them, "
-                            "the layers' parameters, or the parameters' gradients"));
+        kindBox_->addItem(QString(), k);  // its texts, and every other, from retranslate()
     measureBox_ = new QComboBox;
     measureBox_->setObjectName(QStringLiteral("mapMeasure"));
     for (int m = 0; m < kMapMeasureCount; ++m)
         if (MapMeasure(m) != MapMeasure::Difference)  // offered while a run is compared
-            measureBox_->addItem(tr(mapMeasureName(MapMeasure(m))), m);
-    measureBox_->setToolTip(
-        tr("What a cell shows: the share of NaN/Inf values; the largest finite magnitude (log scale; dark red: "
-           "overflowed); the headroom, how near the largest value of the run's precision (1: overflow); the update "
-           "ratio |Δw|/|w| of each step, usually 1e-4 to 1e-2; the L2 norm of each layer's parameter gradients; or, "
-           "while a run is compared, the relative difference from it"));
+            measureBox_->addItem(QString(), m);
     colourScale_ = new MapColourScale;
-    bar->addWidget(new QLabel(tr("Map of")));
+    kindLabel_ = new QLabel;
+    measureLabel_ = new QLabel;
+    bar->addWidget(kindLabel_);
     bar->addWidget(kindBox_);
-    bar->addWidget(new QLabel(tr("as")));
+    bar->addWidget(measureLabel_);
     bar->addWidget(measureBox_);
     bar->addWidget(colourScale_, 1);
     layout->addLayout(bar);
 
     plot_ = new QCustomPlot;
     plot_->setMinimumHeight(140);
-    plot_->xAxis->setLabel(tr("step"));
     plot_->yAxis->setRangeReversed(true);  // the first layer on top, as in the layer tree
     plot_->yAxis->setTickLength(0, 0);
     plot_->yAxis->setSubTicks(false);
@@ -114,6 +108,7 @@ NanMapView::NanMapView(QWidget *parent) : QWidget(parent)
     connect(measureBox_, &QComboBox::currentIndexChanged, this,
             [this] { showMeasure(MapMeasure(measureBox_->currentData().toInt())); });
     connect(scroll_, &QScrollBar::valueChanged, this, [this] { redraw(); });
+    retranslate();
 }
 
 void NanMapView::clear()

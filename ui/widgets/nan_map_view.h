@@ -81,8 +81,12 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
+    // The bar's and the axis' texts in the current language (nan_map_texts.cpp).
+    void retranslate();
+    static QString measureText(MapMeasure measure);
     void redraw();
     void rebuildRows();
     void layOutRows();
@@ -100,6 +104,8 @@ private:
     void placePartingOutline(const NanMapData &data);
     int partingLayerId() const;  // this run's layer of the parting's path, -1: none
 
+    QLabel *kindLabel_ = nullptr;
+    QLabel *measureLabel_ = nullptr;
     QComboBox *kindBox_ = nullptr;
     QComboBox *measureBox_ = nullptr;
     MapColourScale *colourScale_ = nullptr;

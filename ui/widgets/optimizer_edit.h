@@ -8,6 +8,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 
 namespace nanscope {
 
@@ -24,7 +25,12 @@ public:
     QCheckBox *weightDecayOn() const { return decayOn_; }
     QDoubleSpinBox *weightDecayBox() const { return decay_; }
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
+    QLabel *momentumLabel_ = nullptr;
     void updateEnabled();
 
     QComboBox *kind_ = nullptr;

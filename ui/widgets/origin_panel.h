@@ -33,7 +33,13 @@ Q_SIGNALS:
     void rollbackRequested();
     void continueRequested();
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
+    void showText();
+
     QLabel *summary_ = nullptr;
     QLabel *details_ = nullptr;
     QPushButton *skip_ = nullptr;
@@ -42,8 +48,9 @@ private:
     QPushButton *continue_ = nullptr;
     ReplayView *replay_ = nullptr;
     bool awaiting_ = false;
+    Origin shown_;         // invalid: none so far
+    bool pausedOn_ = false;  // shown_ is the step the run paused on
 };
 
-QString describeOrigin(const Origin &origin);
 
 }  // namespace nanscope

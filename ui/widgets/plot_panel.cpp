@@ -3,6 +3,7 @@
 #include "run/run_store.h"
 
 #include <QCheckBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QPdfWriter>
 #include <QPushButton>
@@ -24,21 +25,18 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     auto *bar = new QHBoxLayout;
-    logScale_ = new QCheckBox(tr("&Log scale"));
-    logScale_->setToolTip(tr("Logarithmic value axes (non-positive values are not drawn; NaN/Inf markers stay)"));
-    auto *fit = new QPushButton(tr("&Fit"));
-    fit->setToolTip(tr("Show the whole run again and follow new steps (or double-click a plot)"));
+    logScale_ = new QCheckBox;
+    fit_ = new QPushButton;
     bar->addWidget(logScale_);
-    bar->addWidget(fit);
+    bar->addWidget(fit_);
     bar->addStretch();
     layout->addLayout(bar);
 
     auto *split = new QSplitter(Qt::Vertical);
-    const QString labels[kPlots] = {tr("loss"), tr("grad norm"), tr("lr"), tr("loss scale")};
     for (int i = 0; i < kPlots; ++i) {
         plots_[i] = new QCustomPlot;
         plots_[i]->setMinimumHeight(90);
-        setUpStepPlot(plots_[i], labels[i]);
+        setUpStepPlot(plots_[i]);
         split->addWidget(plots_[i]);
         cursors_[i] = new QCPItemStraightLine(plots_[i]);
         cursors_[i]->setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
@@ -73,14 +71,14 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
     split->setStretchFactor(3, 1);
     layout->addWidget(split, 1);
 
-    loss_ = addSeries(lossPlot(), tr("loss"), QColor(31, 119, 180));
-    grad_ = addSeries(gradPlot(), tr("before clipping"), QColor(31, 119, 180));
-    clipped_ = addSeries(gradPlot(), tr("after clipping"), QColor(255, 127, 14), 0.85);
-    lr_ = addSeries(lrPlot(), tr("lr"), QColor(44, 160, 44));
+    // Names and axis labels come from retranslate(), below.
+    loss_ = addSeries(lossPlot(), QColor(31, 119, 180));
+    grad_ = addSeries(gradPlot(), QColor(31, 119, 180));
+    clipped_ = addSeries(gradPlot(), QColor(255, 127, 14), 0.85);
+    lr_ = addSeries(lrPlot(), QColor(44, 160, 44));
     lrPlot()->legend->setVisible(false);
-    scale_ = addSeries(lossScalePlot(), tr("loss scale"), QColor(148, 103, 189));
+    scale_ = addSeries(lossScalePlot(), QColor(148, 103, 189));
     skipped_ = lossScalePlot()->addGraph();
-    skipped_->setName(tr("update skipped"));
     skipped_->setLineStyle(QCPGraph::lsNone);
     skipped_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QColor(255, 127, 14), 8));
     // Scales move by powers of two: a log axis shows each halving as one equal step.
@@ -91,10 +89,42 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
 
     connect(logScale_, &QCheckBox::toggled, this, &PlotPanel::setLogScale);
     connect(logScale_, &QCheckBox::clicked, this, [this] { userChoseScale_ = true; });  // not setChecked()
-    connect(fit, &QPushButton::clicked, this, [this] {
+    connect(fit_, &QPushButton::clicked, this, [this] {
         followRun_ = true;
         fitSteps();
     });
+    retranslate();
+}
+
+void PlotPanel::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange) {
+        retranslate();
+        replotAll();
+    }
+    QWidget::changeEvent(event);
+}
+
+void PlotPanel::retranslate()
+{
+    logScale_->setText(tr("&Log scale"));
+    logScale_->setToolTip(tr("Logarithmic value axes (non-positive values are not drawn; NaN/Inf markers stay)"));
+    fit_->setText(tr("&Fit"));
+    fit_->setToolTip(tr("Show the whole run again and follow new steps (or double-click a plot)"));
+    const QString labels[kPlots] = {tr("loss"), tr("grad norm"), tr("lr"), tr("loss scale")};
+    for (int i = 0; i < kPlots; ++i) {
+        plots_[i]->xAxis->setLabel(tr("step"));
+        plots_[i]->yAxis->setLabel(labels[i]);
+    }
+    // While a run is compared its series carry the runs' names (setComparison).
+    if (!compared_) {
+        nameSeries(loss_, tr("loss"));
+        nameSeries(grad_, tr("before clipping"));
+        nameSeries(lr_, tr("lr"));
+    }
+    nameSeries(clipped_, tr("after clipping"));
+    nameSeries(scale_, tr("loss scale"));
+    skipped_->setName(tr("update skipped"));
 }
 
 void PlotPanel::clear()
@@ -164,8 +194,8 @@ void PlotPanel::setComparison(const RunStore *other, const QString &thisName, co
                 plot->removeGraph(graphs->markers);
                 *graphs = {};
             }
-        loss_.values->setName(tr("loss"));
-        grad_.values->setName(tr("before clipping"));
+        compared_ = nullptr;
+        retranslate();  // the series' own names again
         lossPlot()->legend->setVisible(false);
         lrPlot()->legend->setVisible(false);
         replotAll();
@@ -175,14 +205,14 @@ void PlotPanel::setComparison(const RunStore *other, const QString &thisName, co
     const QColor colour(214, 39, 40);
     for (const auto &[graphs, plot] : compared) {
         if (!graphs->values)
-            *graphs = addSeries(plot, otherName, colour, 0.75);
-        graphs->values->setName(otherName);
+            *graphs = addSeries(plot, colour, 0.75);
+        nameSeries(*graphs, otherName);
         graphs->values->setPen(QPen(colour, 1.5, Qt::DashLine));
         plot->legend->setVisible(true);
     }
-    loss_.values->setName(thisName);
-    grad_.values->setName(tr("%1, before clipping").arg(thisName));
-    lr_.values->setName(thisName);
+    nameSeries(loss_, thisName);
+    nameSeries(grad_, tr("%1, before clipping").arg(thisName));
+    nameSeries(lr_, thisName);
     showComparison();
     for (QCustomPlot *p : plots_)
         fitValueAxis(p);

@@ -8,6 +8,7 @@
 
 class QCheckBox;
 class QCustomPlot;
+class QPushButton;
 class QCPGraph;
 class QCPItemStraightLine;
 
@@ -47,7 +48,11 @@ public:
 Q_SIGNALS:
     void stepClicked(int step);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
     void syncStepAxes(const QCustomPlot *source);
     void fitSteps();
     void showControlMarks(const RunStore &store);
@@ -61,6 +66,7 @@ private:
     SeriesGraphs comparedLoss_, comparedGrad_, comparedLr_;
     QCPGraph *skipped_ = nullptr;
     QCheckBox *logScale_ = nullptr;
+    QPushButton *fit_ = nullptr;
     QCPItemStraightLine *cursors_[kPlots] = {};
     int cursorStep_ = -1;
     int markCount_ = 0;

@@ -6,12 +6,10 @@
 
 namespace nanscope {
 
-void setUpStepPlot(QCustomPlot *plot, const QString &axisLabel)
+void setUpStepPlot(QCustomPlot *plot)
 {
     plot->yAxis2->setRange(0, 1);
     plot->yAxis2->setVisible(false);
-    plot->xAxis->setLabel(QObject::tr("step"));
-    plot->yAxis->setLabel(axisLabel);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     // Zoom and pan act on the step axis; the value axis follows the data.
     plot->axisRect()->setRangeDrag(Qt::Horizontal);
@@ -24,19 +22,23 @@ void setUpStepPlot(QCustomPlot *plot, const QString &axisLabel)
     plot->setNoAntialiasingOnDrag(true);
 }
 
-SeriesGraphs addSeries(QCustomPlot *plot, const QString &name, const QColor &colour, double markerHeight)
+SeriesGraphs addSeries(QCustomPlot *plot, const QColor &colour, double markerHeight)
 {
     SeriesGraphs g;
     g.values = plot->addGraph();
-    g.values->setName(name);
     g.values->setPen(QPen(colour, 1.5));
     g.markers = plot->addGraph(plot->xAxis, plot->yAxis2);
-    g.markers->setName(QObject::tr("%1 NaN/Inf").arg(name));
     g.markers->setLineStyle(QCPGraph::lsNone);
     g.markers->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, Qt::red, Qt::red, 9));
     g.markers->setProperty("markerHeight", markerHeight);
     g.markers->removeFromLegend();  // the red triangles explain themselves; the legend names lines
     return g;
+}
+
+void nameSeries(const SeriesGraphs &g, const QString &name)
+{
+    g.values->setName(name);
+    g.markers->setName(QObject::tr("%1 NaN/Inf").arg(name));
 }
 
 void showSeries(const SeriesGraphs &g, const DecimatedSeries &series)

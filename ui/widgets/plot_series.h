@@ -17,9 +17,12 @@ struct SeriesGraphs {
     QCPGraph *markers = nullptr;
 };
 
-void setUpStepPlot(QCustomPlot *plot, const QString &axisLabel);
+// Axis labels and series names are the caller's, set again when the language changes.
+void setUpStepPlot(QCustomPlot *plot);
 // `markerHeight` in 0..1 of the plot's height keeps two series' markers apart.
-SeriesGraphs addSeries(QCustomPlot *plot, const QString &name, const QColor &colour, double markerHeight = 0.95);
+SeriesGraphs addSeries(QCustomPlot *plot, const QColor &colour, double markerHeight = 0.95);
+// The legend's name of the line, and of its NaN/Inf markers.
+void nameSeries(const SeriesGraphs &graphs, const QString &name);
 void showSeries(const SeriesGraphs &graphs, const DecimatedSeries &series);
 // Fits the value axis to the finite data; the step axis is the caller's.
 void fitValueAxis(QCustomPlot *plot);

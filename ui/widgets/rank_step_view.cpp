@@ -1,8 +1,9 @@
 #include "widgets/rank_step_view.h"
 
 #include "models/rank_layer_model.h"
-#include "widgets/origin_panel.h"
+#include "models/origin_text.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <algorithm>
 #include <QHeaderView>
@@ -23,15 +24,14 @@ RankStepView::RankStepView(QWidget *parent) : QWidget(parent)
 {
     auto *layout = new QVBoxLayout(this);
     auto *bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Step")));
+    stepLabel_ = new QLabel;
+    bar->addWidget(stepLabel_);
     stepBox_ = new QSpinBox;
     stepBox_->setObjectName(QStringLiteral("rankStep"));
     stepBox_->setRange(0, 0);
     stepBox_->setKeyboardTracking(false);  // a typed number reads every rank's file once, not per digit
-    stepBox_->setToolTip(tr("The step whose ranks the table shows (clicking the map or a plot picks it too)"));
     bar->addWidget(stepBox_);
-    firstButton_ = new QPushButton(tr("&First non-finite"));
-    firstButton_->setToolTip(tr("The step where a rank of the job went non-finite first"));
+    firstButton_ = new QPushButton;
     bar->addWidget(firstButton_);
     bar->addStretch(1);
     layout->addLayout(bar);
@@ -59,7 +59,27 @@ RankStepView::RankStepView(QWidget *parent) : QWidget(parent)
         Q_EMIT rankLayerActivated(index.data(RankLayerModel::RankRole).toInt(),
                                   index.data(RankLayerModel::LayerIdRole).toInt());
     });
+    retranslate();
     clear();
+}
+
+void RankStepView::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
+void RankStepView::retranslate()
+{
+    stepLabel_->setText(tr("Step"));
+    stepBox_->setToolTip(tr("The step whose ranks the table shows (clicking the map or a plot picks it too)"));
+    firstButton_->setText(tr("&First non-finite"));
+    firstButton_->setToolTip(tr("The step where a rank of the job went non-finite first"));
+    if (ranks_.empty())
+        summary_->setText(tr("Open a job's run folder (File › Open job folder…) to compare its ranks step by step."));
+    else
+        read();  // the summary and the table in the new language
 }
 
 void RankStepView::setJob(const std::vector<JobRank> &ranks, const JobFailure &first)
@@ -82,7 +102,7 @@ void RankStepView::clear()
     first_ = {};
     model_->clear();
     firstButton_->setEnabled(false);
-    summary_->setText(tr("Open a job's run folder (File › Open job folder…) to compare its ranks step by step."));
+    retranslate();
 }
 
 void RankStepView::showStep(int step)

@@ -39,7 +39,12 @@ Q_SIGNALS:
     // A cell was activated (double-click, Enter): show that rank's run at that layer.
     void rankLayerActivated(int rank, int layer);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
+    QLabel *stepLabel_ = nullptr;
     void read();
     void describe();
     bool incomplete() const;    // a rank has not recorded the step shown (yet)

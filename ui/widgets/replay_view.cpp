@@ -1,5 +1,6 @@
 #include "widgets/replay_view.h"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -25,17 +26,15 @@ ReplayView::ReplayView(QWidget *parent) : QWidget(parent)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    replay_ = new QPushButton(tr("Re&play this step"));
+    replay_ = new QPushButton;
     replay_->setObjectName(QStringLiteral("replayStep"));
-    replay_->setToolTip(tr("Compute the step again from its capsule in the run file: is the failure deterministic, "
-                           "which samples cause it, which change would have kept it finite?"));
     verdict_ = new QLabel;
     verdict_->setObjectName(QStringLiteral("replayVerdict"));
     verdict_->setWordWrap(true);
     verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     whatIf_ = new QTableWidget(0, 3);
     whatIf_->setObjectName(QStringLiteral("replayWhatIf"));
-    whatIf_->setHorizontalHeaderLabels({tr("Change"), tr("From"), tr("Result")});
+    retranslate();
     whatIf_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     whatIf_->horizontalHeader()->setStretchLastSection(true);
     whatIf_->verticalHeader()->hide();
@@ -119,6 +118,21 @@ QStringList ReplayView::whatIfRows() const
         rows << QStringLiteral("%1 | %2 | %3")
                     .arg(whatIf_->item(i, 0)->text(), whatIf_->item(i, 1)->text(), whatIf_->item(i, 2)->text());
     return rows;
+}
+
+void ReplayView::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::LanguageChange)
+        retranslate();
+    QWidget::changeEvent(event);
+}
+
+void ReplayView::retranslate()
+{
+    replay_->setText(tr("Re&play this step"));
+    replay_->setToolTip(tr("Compute the step again from its capsule in the run file: is the failure deterministic, "
+                           "which samples cause it, which change would have kept it finite?"));
+    whatIf_->setHorizontalHeaderLabels({tr("Change"), tr("From"), tr("Result")});
 }
 
 }  // namespace nanscope

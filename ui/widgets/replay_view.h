@@ -27,7 +27,11 @@ public:
 Q_SIGNALS:
     void replayRequested();
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void retranslate();
     QPushButton *replay_ = nullptr;
     QLabel *verdict_ = nullptr;
     QTableWidget *whatIf_ = nullptr;

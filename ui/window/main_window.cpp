@@ -133,7 +133,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     rankDock_->hide();  // until a job is opened
     comparisonDock_->hide();  // until a run is compared
     setPresentationMode(settings.value(QStringLiteral("window/presentation"), false).toBool());
-    showLesson();
+    retranslate();  // every text of the window's own, in the current language; shows the lesson
     updateActions();
     updateStatus();
 }
@@ -148,7 +148,7 @@ MainWindow::~MainWindow()
 void MainWindow::buildDocks()
 {
     controls_ = new ControlPanel;
-    dock(this, tr("Controls"), QStringLiteral("controls"), controls_, Qt::LeftDockWidgetArea);
+    dock(this, QString(), QStringLiteral("controls"), controls_, Qt::LeftDockWidgetArea);
 
     layerModel_ = new LayerTreeModel(this);
     layerProxy_ = makeLayerFilterProxy(this);
@@ -157,7 +157,6 @@ void MainWindow::buildDocks()
     auto *layerLayout = new QVBoxLayout(layerBox);
     layerLayout->setContentsMargins(0, 0, 0, 0);
     layerFilter_ = new QLineEdit;
-    layerFilter_->setPlaceholderText(tr("Filter layers…"));
     layerFilter_->setClearButtonEnabled(true);
     layerView_ = new QTreeView;
     layerView_->setModel(layerProxy_);
@@ -175,19 +174,19 @@ void MainWindow::buildDocks()
         layerView_->expandAll();
         map_->expandAll();
     });
-    dock(this, tr("Layers"), QStringLiteral("layers"), layerBox, Qt::RightDockWidgetArea);
+    dock(this, QString(), QStringLiteral("layers"), layerBox, Qt::RightDockWidgetArea);
 
     origin_ = new OriginPanel;
-    dock(this, tr("Origin"), QStringLiteral("origin"), origin_, Qt::RightDockWidgetArea);
+    dock(this, QString(), QStringLiteral("origin"), origin_, Qt::RightDockWidgetArea);
     lesson_ = new LessonPane;
-    QDockWidget *lessonDock = dock(this, tr("Lesson"), QStringLiteral("lesson"), lesson_, Qt::RightDockWidgetArea);
+    QDockWidget *lessonDock = dock(this, QString(), QStringLiteral("lesson"), lesson_, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), lessonDock);
 
     rankView_ = new RankStepView;
-    rankDock_ = dock(this, tr("Ranks"), QStringLiteral("ranks"), rankView_, Qt::RightDockWidgetArea);
+    rankDock_ = dock(this, QString(), QStringLiteral("ranks"), rankView_, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), rankDock_);
     comparisonPanel_ = new ComparisonPanel;
-    comparisonDock_ = dock(this, tr("Comparison"), QStringLiteral("comparison"), comparisonPanel_, Qt::RightDockWidgetArea);
+    comparisonDock_ = dock(this, QString(), QStringLiteral("comparison"), comparisonPanel_, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), comparisonDock_);
     connect(rankView_, &RankStepView::rankLayerActivated, this, &MainWindow::showRank);
 
@@ -205,7 +204,7 @@ void MainWindow::buildDocks()
         if (step >= 0)
             selectStep(step);
     });
-    dock(this, tr("Event log"), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
+    dock(this, QString(), QStringLiteral("eventLog"), eventView_, Qt::BottomDockWidgetArea);
 }
 
 void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }

@@ -108,6 +108,7 @@ Q_SIGNALS:
     void runEnded();
 
 protected:
+    void changeEvent(QEvent *event) override;
     void closeEvent(QCloseEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
@@ -115,6 +116,10 @@ protected:
 private:
     void buildDocks();
     void buildActions();
+    // The window's own texts in the current language (main_window_language.cpp); its panels
+    // retranslate themselves on the same QEvent::LanguageChange.
+    void retranslate();
+    void buildLanguageMenu(QMenu *view);
     void onRunBegun(int run);
     void onChunks(const QVector<StepChunkPtr> &chunks);
     void onRecords(const QVector<StepRecordPtr> &records);

@@ -27,76 +27,73 @@ namespace nanscope {
 
 void MainWindow::buildActions()
 {
-    auto make = [this](const QString &name, const QString &text, const QKeySequence &key, auto slot) {
-        auto *a = new QAction(text, this);
+    // Texts and tooltips are set by retranslate() (main_window_language.cpp), now and whenever
+    // the language changes.
+    auto make = [this](const QString &name, const QKeySequence &key, auto slot) {
+        auto *a = new QAction(this);
         a->setObjectName(name);
         a->setShortcut(key);
-        a->setToolTip(QStringLiteral("%1 (%2)").arg(QString(text).remove(QLatin1Char('&')),
-                                                    key.toString(QKeySequence::NativeText)));
         connect(a, &QAction::triggered, this, slot);
         return a;
     };
     SessionController &c = controller_;
-    QAction *start = make(QStringLiteral("start"), tr("&Start"), QKeySequence(Qt::Key_F5), [this] { startRun(); });
-    QAction *pause = make(QStringLiteral("pause"), tr("&Pause"), QKeySequence(Qt::Key_F6), [&c] { c.pause(); });
-    QAction *resume = make(QStringLiteral("resume"), tr("&Resume"), QKeySequence(Qt::Key_F7), [this, &c] {
+    QAction *start = make(QStringLiteral("start"), QKeySequence(Qt::Key_F5), [this] { startRun(); });
+    QAction *pause = make(QStringLiteral("pause"), QKeySequence(Qt::Key_F6), [&c] { c.pause(); });
+    QAction *resume = make(QStringLiteral("resume"), QKeySequence(Qt::Key_F7), [this, &c] {
         c.resume();
         origin_->decided();
     });
-    QAction *step = make(QStringLiteral("step"), tr("S&tep"), QKeySequence(Qt::Key_F10), [this, &c] {
+    QAction *step = make(QStringLiteral("step"), QKeySequence(Qt::Key_F10), [this, &c] {
         c.stepOnce(1);
         origin_->decided();
     });
-    QAction *stop = make(QStringLiteral("stop"), tr("St&op"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&c] { c.stop(); });
+    QAction *stop = make(QStringLiteral("stop"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [&c] { c.stop(); });
     QAction *reset =
-        make(QStringLiteral("reset"), tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
-    reset->setToolTip(tr("Stop and clear the run (plots, map, tree, log); your controls stay"));
+        make(QStringLiteral("reset"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { resetRun(); });
     QAction *rollback =
-        make(QStringLiteral("rollback"), tr("Roll &back"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &c] {
+        make(QStringLiteral("rollback"), QKeySequence(Qt::CTRL | Qt::Key_B), [this, &c] {
             c.requestRollback();
             origin_->decided();
         });
-    QToolBar *bar = addToolBar(tr("Run"));
+    QToolBar *bar = addToolBar(QString());
     bar->setObjectName(QStringLiteral("runToolBar"));
-    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    QMenu *run = menuBar()->addMenu(QString());
+    run->setObjectName(QStringLiteral("runMenu"));
     for (QAction *a : {start, pause, resume, step, stop, reset, rollback}) {
         bar->addAction(a);
         run->addAction(a);
     }
     rankBox_ = new QComboBox(this);
     rankBox_->setObjectName(QStringLiteral("rankSelector"));
-    rankBox_->setToolTip(tr("The rank of the opened job whose run the window shows"));
     rankAction_ = bar->addWidget(rankBox_);
     rankAction_->setVisible(false);
     connect(rankBox_, QOverload<int>::of(&QComboBox::activated), this, [this](int index) { openRankOfJob(index, -1); });
     run->addSeparator();
-    QAction *saveStepAction = make(QStringLiteral("saveStep"), tr("Save this step"), QKeySequence(Qt::CTRL | Qt::Key_K),
+    QAction *saveStepAction = make(QStringLiteral("saveStep"), QKeySequence(Qt::CTRL | Qt::Key_K),
                                    [this] { saveStep(); });
-    saveStepAction->setToolTip(
-        tr("Keep a capsule of the paused step (or of the next step) in the run file, to replay it "
-           "anywhere (Ctrl+K)"));
     run->addAction(saveStepAction);
 
-    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QMenu *file = menuBar()->addMenu(QString());
+    file->setObjectName(QStringLiteral("fileMenu"));
     menuBar()->insertMenu(run->menuAction(), file);
     file->addAction(
-        make(QStringLiteral("openModel"), tr("&Open model…"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
+        make(QStringLiteral("openModel"), QKeySequence::Open, [this] { modelOpener_->browse(); }));
     file->addAction(
-        make(QStringLiteral("openRun"), tr("Open &run…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] {
+        make(QStringLiteral("openRun"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] {
             const QString path = QFileDialog::getOpenFileName(this, tr("Open run"), runsFolder(),
                                                               tr("NaNScope runs (*.nsrun);;All files (*)"));
             if (!path.isEmpty())
                 openRun(path);
         }));
-    file->addAction(make(QStringLiteral("openJob"), tr("Open &job folder…"), QKeySequence(), [this] {
+    file->addAction(make(QStringLiteral("openJob"), QKeySequence(), [this] {
         const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a job's run folder"), runsFolder());
         if (!folder.isEmpty())
             openRun(folder);
     }));
-    recentMenu_ = file->addMenu(tr("Open r&ecent run"));
+    recentMenu_ = file->addMenu(QString());
     recentMenu_->setObjectName(QStringLiteral("recentRuns"));
     connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentRunsMenu);
-    file->addAction(make(QStringLiteral("saveRunAs"), tr("&Save run as…"), QKeySequence::SaveAs, [this] {
+    file->addAction(make(QStringLiteral("saveRunAs"), QKeySequence::SaveAs, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Save run as"),
                                                           controls_->runName() + QString::fromLatin1(kRunFileExtension),
                                                           tr("NaNScope runs (*.nsrun)"));
@@ -109,37 +106,39 @@ void MainWindow::buildActions()
             statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
     }));
     QAction *closeRunAction =
-        make(QStringLiteral("closeRun"), tr("&Close run"), QKeySequence(Qt::CTRL | Qt::Key_W), [this] { closeRun(); });
+        make(QStringLiteral("closeRun"), QKeySequence(Qt::CTRL | Qt::Key_W), [this] { closeRun(); });
     closeRunAction->setEnabled(false);
     file->addAction(closeRunAction);
     file->addSeparator();
-    file->addAction(make(QStringLiteral("compareWith"), tr("Com&pare with…"), QKeySequence(), [this] { compareDialog(); }));
-    QAction *closeComparisonAction = make(QStringLiteral("closeComparison"), tr("Close compa&rison"), QKeySequence(),
+    file->addAction(make(QStringLiteral("compareWith"), QKeySequence(), [this] { compareDialog(); }));
+    QAction *closeComparisonAction = make(QStringLiteral("closeComparison"), QKeySequence(),
                                           [this] { closeComparison(); });
     closeComparisonAction->setEnabled(false);
     file->addAction(closeComparisonAction);
     file->addSeparator();
-    file->addAction(make(QStringLiteral("exportPng"), tr("Export plots as &PNG…"), QKeySequence(),
+    file->addAction(make(QStringLiteral("exportPng"), QKeySequence(),
                          [this] { exportDialog(QStringLiteral("png")); }));
-    file->addAction(make(QStringLiteral("exportPdf"), tr("Export plots as P&DF…"), QKeySequence(),
+    file->addAction(make(QStringLiteral("exportPdf"), QKeySequence(),
                          [this] { exportDialog(QStringLiteral("pdf")); }));
-    file->addAction(make(QStringLiteral("exportCsv"), tr("Export step data as &CSV…"),
-                         QKeySequence(Qt::CTRL | Qt::Key_E), [this] { exportDialog(QStringLiteral("csv")); }));
+    file->addAction(make(QStringLiteral("exportCsv"), QKeySequence(Qt::CTRL | Qt::Key_E), [this] { exportDialog(QStringLiteral("csv")); }));
     file->addSeparator();
-    file->addAction(make(QStringLiteral("quit"), tr("&Quit"), QKeySequence::Quit, [this] { close(); }));
+    file->addAction(make(QStringLiteral("quit"), QKeySequence::Quit, [this] { close(); }));
 
-    QMenu *view = menuBar()->addMenu(tr("&View"));
-    QAction *presentation = make(QStringLiteral("presentation"), tr("&Presentation mode"), QKeySequence(Qt::Key_F11),
+    QMenu *view = menuBar()->addMenu(QString());
+    view->setObjectName(QStringLiteral("viewMenu"));
+    QAction *presentation = make(QStringLiteral("presentation"), QKeySequence(Qt::Key_F11),
                                  [this](bool on) { setPresentationMode(on); });
     presentation->setCheckable(true);
     view->addAction(presentation);
-    QAction *log = make(QStringLiteral("logScale"), tr("&Log scale"), QKeySequence(Qt::CTRL | Qt::Key_L),
+    QAction *log = make(QStringLiteral("logScale"), QKeySequence(Qt::CTRL | Qt::Key_L),
                         [this](bool on) { plots_->setLogScale(on); });
     log->setCheckable(true);
     view->addAction(log);
     view->addSeparator();
     for (QDockWidget *d : findChildren<QDockWidget *>())
         view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    buildLanguageMenu(view);
 }
 
 QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }

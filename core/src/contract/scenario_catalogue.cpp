@@ -45,6 +45,9 @@ const std::vector<ScenarioInfo> &scenarios()
          makeControls(0.01), 30},
         {"zero-division", "ReLU scores divided by their sum: a sample with no positive score gives 0 / 0",
          makeControls(0.1), 30},
+        {"hidden-by-nan-to-num",
+         "nan_to_num hides bad sensor data: the loss stays finite while the input scale's weights turn NaN",
+         makeControls(0.05), 100},
     };
     return list;
 }

@@ -38,6 +38,25 @@ struct SumNormalizeImpl : torch::nn::Module {
 };
 TORCH_MODULE(SumNormalize);
 
+// A learned per-feature input scale (x * weight + bias), the affine part of an input normalisation.
+struct FeatureScaleImpl : torch::nn::Module {
+    explicit FeatureScaleImpl(int64_t features)
+        : weight(register_parameter("weight", torch::ones({features}))),
+          bias(register_parameter("bias", torch::zeros({features})))
+    {
+    }
+    at::Tensor forward(const at::Tensor &x) { return x * weight + bias; }
+    at::Tensor weight, bias;
+};
+TORCH_MODULE(FeatureScale);
+
+// The "stabiliser" many tutorials recommend: every NaN and +-Inf replaced by 0. Its gradient is 0
+// where its input was not finite, and 0 times that NaN input is NaN in the weight gradient upstream.
+struct NanToZeroImpl : torch::nn::Module {
+    at::Tensor forward(const at::Tensor &x) { return torch::nan_to_num(x, 0.0, 0.0, 0.0); }
+};
+TORCH_MODULE(NanToZero);
+
 }  // namespace
 
 Dataset randomClassification(int samples, int features, int classes)
@@ -180,6 +199,35 @@ std::unique_ptr<ObservedSequential> zeroDivision(const RunConfig &, RunSetup &s)
     return m;
 }
 
+// A regression over 16 sensors, six of which drop out once each (NaN or +-Inf in one sample), fed
+// to a model that sanitises after its input scaling and on its output. The loss never leaves the
+// finite range; each bad sample turns its sensor's scale weight into NaN for good (0 * NaN in the
+// weight gradient), and from then on that sensor reaches the model as 0: the model loses its inputs
+// one by one while the loss curve only creeps up.
+std::unique_ptr<ObservedSequential> hiddenByNanToNum(const RunConfig &, RunSetup &s)
+{
+    constexpr int64_t kFeatures = 16;
+    auto m = std::make_unique<ObservedSequential>("SanitizedRegressor");
+    m->add("scale", nn::AnyModule(FeatureScale(kFeatures)));
+    m->add("sanitize_in", nn::AnyModule(NanToZero()));
+    m->add("fc1", nn::AnyModule(nn::Linear(kFeatures, 32)));
+    m->add("relu", nn::AnyModule(nn::ReLU()));
+    m->add("fc2", nn::AnyModule(nn::Linear(32, 1)));
+    m->add("sanitize_out", nn::AnyModule(NanToZero()));
+    at::Tensor x = torch::randn({1600, kFeatures});
+    const at::Tensor w = torch::randn({kFeatures, 1});
+    const at::Tensor y = x.matmul(w) + 0.1 * torch::randn({1600, 1});
+    // Sample -> the sensor that dropped out in it (the labels were recorded before the fault).
+    const std::pair<int64_t, double> dropouts[] = {{100, NAN},  {400, INFINITY},  {700, NAN},
+                                                   {1000, -INFINITY}, {1300, NAN}, {1550, INFINITY}};
+    int64_t sensor = 0;
+    for (const auto &[sample, value] : dropouts)
+        x[sample][sensor++] = value;
+    s.data = {x, y};
+    s.loss = LossKind::Mse;
+    return m;
+}
+
 // A price regression whose targets were left in dollars (about 1e5): the MLP's output has to
 // grow past fp16's largest value, 65504, to fit them.
 std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, RunSetup &s)
@@ -222,6 +270,7 @@ const std::pair<const char *, ScenarioBuilder> kBuilders[] = {
     {"log-zero", logZero},            {"bn-constant", bnConstant},      {"sqrt-backward", sqrtBackward},
     {"exploding-deep", explodingDeep}, {"safe-training", poisonedData}, {"fp16-overflow", fp16Overflow},
     {"softmax-overflow", softmaxOverflow}, {"zero-division", zeroDivision},
+    {"hidden-by-nan-to-num", hiddenByNanToNum},
 };
 
 ScenarioBuilder builderOf(const std::string &id)

@@ -1,0 +1,177 @@
+// The window in Chinese: the translation is complete and up to date with the sources, the window
+// starts in it, and View › Language switches it back and forth at once, origin sentence included.
+#include "nanscope/scenario.h"
+#include "widgets/language.h"
+#include "widgets/lesson_pane.h"
+#include "widgets/map_colour_scale.h"
+#include "widgets/nan_map_view.h"
+#include "widgets/origin_panel.h"
+#include "window/main_window.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QMenu>
+#include <QMenuBar>
+#include <QProcess>
+#include <QApplication>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+using namespace nanscope;
+
+class TestTranslations : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void everyMessageIsTranslated();
+    void translationCoversEverySourceText();
+    void windowShowsChineseAndSwitchesBack();
+    void everyLessonIsWrittenInChinese();
+    void cleanup() { setLanguage(QStringLiteral("en"), false); }
+};
+
+namespace {
+
+const QString kTsFile = QStringLiteral(NANSCOPE_SOURCE_DIR "/translations/nanscope_zh_CN.ts");
+
+struct TsCounts {
+    int messages = 0;
+    int unfinished = 0;  // type="unfinished", or no text at all
+    QStringList unfinishedSources;
+};
+
+TsCounts countTs(const QString &path)
+{
+    TsCounts c;
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return c;
+    QXmlStreamReader xml(&file);
+    QString source;
+    while (!xml.atEnd()) {
+        if (!xml.readNextStartElement())
+            continue;
+        if (xml.name() == QLatin1String("source")) {
+            source = xml.readElementText();
+        } else if (xml.name() == QLatin1String("translation")) {
+            ++c.messages;
+            const bool unfinished = xml.attributes().value(QLatin1String("type")) == QLatin1String("unfinished");
+            const QString text = xml.readElementText(QXmlStreamReader::IncludeChildElements);
+            if (unfinished || text.trimmed().isEmpty()) {
+                ++c.unfinished;
+                c.unfinishedSources << source;
+            }
+        }
+    }
+    return c;
+}
+
+QMenu *menu(MainWindow &w, const char *name) { return w.findChild<QMenu *>(QString::fromLatin1(name)); }
+
+}  // namespace
+
+void TestTranslations::everyMessageIsTranslated()
+{
+    const TsCounts c = countTs(kTsFile);
+    QVERIFY2(c.messages > 300, qPrintable(QString::number(c.messages)));
+    QVERIFY2(c.unfinished == 0, qPrintable(c.unfinishedSources.join(QStringLiteral(" | "))));
+}
+
+// lupdate over the window's sources finds no text the .ts file lacks: a string added to the window
+// without its translation fails here, not in front of a class.
+void TestTranslations::translationCoversEverySourceText()
+{
+    QTemporaryDir dir;
+    const QString copy = dir.filePath(QStringLiteral("copy.ts"));
+    QVERIFY(QFile::copy(kTsFile, copy));
+    QProcess lupdate;
+    lupdate.setProcessChannelMode(QProcess::MergedChannels);
+    lupdate.start(QStringLiteral(NANSCOPE_LUPDATE),
+                  {QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("-no-obsolete"),
+                   QStringLiteral(NANSCOPE_SOURCE_DIR "/ui"), QStringLiteral(NANSCOPE_SOURCE_DIR "/app"),
+                   QStringLiteral("-ts"), copy});
+    QVERIFY(lupdate.waitForFinished(60000));
+    const QString out = QString::fromLocal8Bit(lupdate.readAll());
+    QCOMPARE(lupdate.exitCode(), 0);
+    QVERIFY2(out.contains(QLatin1String("(0 new and")), qPrintable(out));
+    const TsCounts c = countTs(copy);
+    QVERIFY2(c.unfinished == 0, qPrintable(c.unfinishedSources.join(QStringLiteral(" | "))));
+}
+
+void TestTranslations::windowShowsChineseAndSwitchesBack()
+{
+    QVERIFY(availableLanguages().contains(QStringLiteral("zh_CN")));
+    QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
+    MainWindow w;
+    w.show();
+    QCOMPARE(menu(w, "fileMenu")->title(), QStringLiteral("文件(&F)"));
+    QCOMPARE(w.action(QStringLiteral("start"))->text(), QStringLiteral("开始(&S)"));
+    QCOMPARE(w.findChild<QDockWidget *>(QStringLiteral("origin"))->windowTitle(), QStringLiteral("来源"));
+    QVERIFY(w.findChild<QAction *>(QStringLiteral("language_zh_CN"))->isChecked());
+
+    // zero-division: NaN born in forward in `normalize` at step 0, said in Chinese.
+    w.selectScenario(QStringLiteral("zero-division"));
+    w.setSteps(3);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    QVERIFY(w.startRun());
+    QVERIFY(ended.wait(60000));
+    QVERIFY2(w.originText().contains(QStringLiteral("第 0 步，阶段：前向")), qPrintable(w.originText()));
+    QVERIFY2(w.originText().contains(QStringLiteral("层 'normalize' 把有限的输入变成了非有限的输出")),
+             qPrintable(w.originText()));
+    const auto *scale = w.nanMap()->findChild<MapColourScale *>(QStringLiteral("mapScale"));
+    QCOMPARE(scale->label(), QStringLiteral("NaN/Inf 值所占比例"));
+
+    // English at once, without a new window: menus, docks and the origin's sentence.
+    w.findChild<QAction *>(QStringLiteral("language_en"))->trigger();
+    QCoreApplication::processEvents();
+    QCOMPARE(currentLanguage(), QStringLiteral("en"));
+    QCOMPARE(menu(w, "fileMenu")->title(), QStringLiteral("&File"));
+    QCOMPARE(w.findChild<QDockWidget *>(QStringLiteral("origin"))->windowTitle(), QStringLiteral("Origin"));
+    QVERIFY2(w.originText().contains(QStringLiteral("Layer 'normalize' turned finite inputs into non-finite outputs")),
+             qPrintable(w.originText()));
+    QCOMPARE(scale->label(), QStringLiteral("share of NaN/Inf values"));
+
+    // And back: the choice is kept for the next session.
+    w.findChild<QAction *>(QStringLiteral("language_zh_CN"))->trigger();
+    QCoreApplication::processEvents();
+    QCOMPARE(menu(w, "viewMenu")->title(), QStringLiteral("视图(&V)"));
+    QCOMPARE(startupLanguage(), QStringLiteral("zh_CN"));
+    QVERIFY2(w.originText().contains(QStringLiteral("前向")), qPrintable(w.originText()));
+
+    // The lesson follows the language.
+    w.selectScenario(QStringLiteral("hidden-by-nan-to-num"));
+    QVERIFY(w.lessonPane()->toPlainText().contains(QStringLiteral("清洗不等于修复")));
+    w.findChild<QAction *>(QStringLiteral("language_en"))->trigger();
+    QCoreApplication::processEvents();
+    QVERIFY(w.lessonPane()->toPlainText().contains(QStringLiteral("sanitising is not fixing")));
+}
+
+// Each scenario's lesson has its Chinese text, with the same sections as the English one.
+void TestTranslations::everyLessonIsWrittenInChinese()
+{
+    LessonPane pane;  // registers the resources
+    QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
+    for (const ScenarioInfo &s : scenarios()) {
+        const QString id = QString::fromStdString(s.id);
+        QVERIFY2(QFile::exists(QStringLiteral(":/lessons/zh_CN/%1.md").arg(id)), qPrintable(id));
+        QVERIFY2(pane.showLesson(id), qPrintable(id));
+        const QString text = pane.toPlainText();
+        QVERIFY2(text.contains(QStringLiteral("设置。")), qPrintable(id));
+        QVERIFY2(text.contains(QStringLiteral("修复")) || text.contains(QStringLiteral("可以尝试")), qPrintable(id));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
+    QApplication app(argc, argv);
+    QSettings().remove(QStringLiteral("language"));
+    TestTranslations t;
+    return QTest::qExec(&t, argc, argv);
+}
+#include "tst_translations.moc"

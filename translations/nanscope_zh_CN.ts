@@ -1,0 +1,1560 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN" sourcelanguage="en">
+<context>
+    <name>MapCellText</name>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>parameter gradients</source>
+        <translation>参数梯度</translation>
+    </message>
+    <message>
+        <source>(model)</source>
+        <translation>（模型）</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>%1, closed: %2 modules; the worst is %3</source>
+        <translation>%1，已折叠：%2 个模块；最差的是 %3</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>steps %1–%2 (worst: step %3)</source>
+        <translation>第 %1–%2 步（最差：第 %3 步）</translation>
+    </message>
+    <message>
+        <source>; %1 NaN/Inf</source>
+        <translation>；%1 个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>no update measured (skipped, or no parameters)</source>
+        <translation>没有测到更新（被跳过，或没有参数）</translation>
+    </message>
+    <message>
+        <source>update |Δw| / |w| = %1</source>
+        <translation>更新量 |Δw| / |w| = %1</translation>
+    </message>
+    <message>
+        <source>%1: nothing observed</source>
+        <translation>%1：没有观测到</translation>
+    </message>
+    <message>
+        <source>%1: %2 NaN, %3 +Inf, %4 -Inf of %5 values</source>
+        <translation>%1：%5 个值中有 %2 个 NaN、%3 个 +Inf、%4 个 -Inf</translation>
+    </message>
+    <message>
+        <source>%1: largest finite |value| %2 (%3&apos;s largest: %4)%5</source>
+        <translation>%1：最大有限 |值| %2（%3 的最大值：%4）%5</translation>
+    </message>
+    <message>
+        <source>%1: largest finite |value| is %2 of %3&apos;s largest%4</source>
+        <translation>%1：最大有限 |值| 是 %3 最大值的 %2%4</translation>
+    </message>
+    <message>
+        <source>parameter-gradient norm %1%2</source>
+        <translation>参数梯度范数 %1%2</translation>
+    </message>
+    <message>
+        <source>norm %1, largest |value| %2, %3 NaN/Inf</source>
+        <translation>范数 %1，最大 |值| %2，%3 个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>%1
+this run: %2
+compared run: %3
+relative difference %4</source>
+        <translation>%1
+本次运行：%2
+对比运行：%3
+相对差异 %4</translation>
+    </message>
+    <message>
+        <source>%1: the compared run has nothing here</source>
+        <translation>%1：对比运行在这里没有数据</translation>
+    </message>
+    <message>
+        <source>%1, %2
+%3</source>
+        <translation>%1，%2
+%3</translation>
+    </message>
+</context>
+<context>
+    <name>OriginText</name>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>parameter</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>update</source>
+        <translation>更新</translation>
+    </message>
+    <message>
+        <source>The input batch holds NaN or Inf values; every layer downstream only passes them on.</source>
+        <translation>输入批次中含有 NaN 或 Inf；下游的每一层都只是把它们向下传递。</translation>
+    </message>
+    <message>
+        <source>The model&apos;s own forward (outside its modules) made a non-finite value</source>
+        <translation>模型自身的 forward（在其子模块之外）产生了非有限值</translation>
+    </message>
+    <message>
+        <source>The model&apos;s own forward received non-finite inputs</source>
+        <translation>模型自身的 forward 收到了非有限的输入</translation>
+    </message>
+    <message>
+        <source>Layer &apos;%1&apos; turned finite inputs into non-finite outputs</source>
+        <translation>层 &apos;%1&apos; 把有限的输入变成了非有限的输出</translation>
+    </message>
+    <message>
+        <source>Layer &apos;%1&apos; received non-finite inputs</source>
+        <translation>层 &apos;%1&apos; 收到了非有限的输入</translation>
+    </message>
+    <message>
+        <source>The model&apos;s outputs are finite but the loss is not</source>
+        <translation>模型的输出是有限的，但损失不是</translation>
+    </message>
+    <message>
+        <source>The forward pass is finite; the backward pass of the loss made a non-finite gradient</source>
+        <translation>前向传播是有限的；损失的反向传播产生了非有限梯度</translation>
+    </message>
+    <message>
+        <source>The forward pass is finite; the backward pass of the model&apos;s own forward made a non-finite gradient</source>
+        <translation>前向传播是有限的；模型自身 forward 的反向传播产生了非有限梯度</translation>
+    </message>
+    <message>
+        <source>The forward pass is finite; the backward pass of layer &apos;%1&apos; made a non-finite gradient</source>
+        <translation>前向传播是有限的；层 &apos;%1&apos; 的反向传播产生了非有限梯度</translation>
+    </message>
+    <message>
+        <source>The parameters of layer &apos;%1&apos; were already non-finite before this step</source>
+        <translation>层 &apos;%1&apos; 的参数在这一步之前就已经是非有限的</translation>
+    </message>
+    <message>
+        <source>The optimizer update of the previous step made the parameters of layer &apos;%1&apos; non-finite</source>
+        <translation>上一步的优化器更新使层 &apos;%1&apos; 的参数变成了非有限值</translation>
+    </message>
+    <message>
+        <source> (first op: %1)</source>
+        <translation>（首个算子：%1）</translation>
+    </message>
+    <message>
+        <source>.</source>
+        <translation>。</translation>
+    </message>
+    <message>
+        <source>No non-finite value so far.</source>
+        <translation>到目前为止没有出现非有限值。</translation>
+    </message>
+    <message>
+        <source>Step %1, phase %2</source>
+        <translation>第 %1 步，阶段：%2</translation>
+    </message>
+    <message>
+        <source>, layer &apos;%1&apos; (%2)</source>
+        <translation>，层 &apos;%1&apos;（%2）</translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>produced it</source>
+        <translation>在此产生</translation>
+    </message>
+    <message>
+        <source>passed it on</source>
+        <translation>只是向下传递</translation>
+    </message>
+    <message>
+        <source>, op %1</source>
+        <translation>，算子 %1</translation>
+    </message>
+    <message>
+        <source>, at %1</source>
+        <translation>，位置 %1</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>inputs %1</source>
+        <translation>输入 %1</translation>
+    </message>
+    <message>
+        <source>, targets %1</source>
+        <translation>，目标 %1</translation>
+    </message>
+    <message>
+        <source>synthetic %1</source>
+        <translation>合成 %1</translation>
+    </message>
+    <message>
+        <source> token ids</source>
+        <translation> 词元 id</translation>
+    </message>
+    <message>
+        <source>, output %1</source>
+        <translation>，输出 %1</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Tensors (*.pt *.pth);;All files (*)</source>
+        <translation>张量文件 (*.pt *.pth);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>%1 NaN/Inf</source>
+        <translation>%1 个 NaN/Inf</translation>
+    </message>
+    <message>
+        <source>Reproduced bit for bit: the failure is deterministic.</source>
+        <translation>逐位复现：这个故障是确定性的。</translation>
+    </message>
+    <message>
+        <source>Reproduced numerically: the same non-finite values, others within %1.</source>
+        <translation>数值上复现：非有限值相同，其他值相差在 %1 以内。</translation>
+    </message>
+    <message>
+        <source>Not reproduced: computed again, the step differs (a non-deterministic kernel, a race or a hardware fault).</source>
+        <translation>未能复现：重新计算时这一步的结果不同（非确定性的内核、竞争条件或硬件故障）。</translation>
+    </message>
+    <message>
+        <source>%1 does not exist.</source>
+        <translation>%1 不存在。</translation>
+    </message>
+    <message>
+        <source>%1 is not a file.</source>
+        <translation>%1 不是文件。</translation>
+    </message>
+    <message>
+        <source># Your model: %1
+
+`%2`
+
+</source>
+        <translation># 你的模型：%1
+
+`%2`
+
+</translation>
+    </message>
+    <message>
+        <source>**Inputs:** %1.</source>
+        <translation>**输入：** %1。</translation>
+    </message>
+    <message>
+        <source> The suggested shape came %1.</source>
+        <translation> 建议的形状来自%1。</translation>
+    </message>
+    <message>
+        <source>
+
+## What NaNScope does with it
+
+Every module reports, at every step, the health of its output in forward and of the gradient flowing into that output in backward, under the dotted path `named_modules()` gives it. Parameters and buffers that already hold NaN or Inf when the file is loaded are reported by name in the event log at the start of the run.
+
+## What to try
+
+- Start with the recovery policy off and *Pause on non-finite* on: the run stops before the update that would spread the first NaN into the weights, and the origin panel names the layer and the op.
+- A layer marked *born here* had finite inputs and a non-finite output: look there first. *Passed on* means it only carried a value born earlier; *weights non-finite*, that an update made its parameters NaN or Inf.
+- Lower the learning rate, turn on gradient clipping or switch the precision while paused, then *Retry* the same step to see whether the change fixes it.
+</source>
+        <translation>
+
+## NaNScope 会做什么
+
+每个模块在每一步都会报告：前向传播中它的输出是否健康，反向传播中流入该输出的梯度是否健康，名称使用 `named_modules()` 给出的点分路径。加载文件时就已经含有 NaN 或 Inf 的参数和缓冲区，会在运行开始时按名称记入事件日志。
+
+## 可以尝试
+
+- 先关闭恢复策略、打开 *遇到非有限值时暂停*：运行会停在把第一个 NaN 扩散进权重的那次更新之前，“来源”面板会指出是哪一层、哪个算子。
+- 标为 *在此产生* 的层，输入是有限的而输出不是：先看这里。*向下传递* 表示它只是携带了更早产生的值；*权重非有限* 表示某次更新让它的参数变成了 NaN 或 Inf。
+- 暂停时降低学习率、打开梯度裁剪或切换精度，然后 *重试* 同一步，看这个改动能否修好它。
+</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::ComparisonPanel</name>
+    <message>
+        <source>Identical over every step they share.</source>
+        <translation>在共有的每一步上都完全相同。</translation>
+    </message>
+    <message>
+        <source>the input batch</source>
+        <translation>输入批次</translation>
+    </message>
+    <message>
+        <source>the loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>the %1 of layer &apos;%2&apos;</source>
+        <translation>层 &apos;%2&apos; 的%1</translation>
+    </message>
+    <message>
+        <source>Parted at &lt;a href=&quot;%1&quot;&gt;step %1&lt;/a&gt;, in %2: %3.</source>
+        <translation>在&lt;a href=&quot;%1&quot;&gt;第 %1 步&lt;/a&gt;分道，位于%2：%3。</translation>
+    </message>
+    <message>
+        <source>Its parameters differ too.</source>
+        <translation>它的参数也不同。</translation>
+    </message>
+    <message>
+        <source>The input batches differ.</source>
+        <translation>输入批次不同。</translation>
+    </message>
+    <message>
+        <source>%1: never non-finite.</source>
+        <translation>%1：从未出现非有限值。</translation>
+    </message>
+    <message>
+        <source>%1: non-finite first at step %2, the runs apart since step %3.</source>
+        <translation>%1：第 %2 步首次出现非有限值，两次运行从第 %3 步起已经不同。</translation>
+    </message>
+    <message>
+        <source>%1: non-finite first at step %2, the runs identical until then.</source>
+        <translation>%1：第 %2 步首次出现非有限值，在此之前两次运行完全相同。</translation>
+    </message>
+    <message>
+        <source>Setting</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>This run</source>
+        <translation>本次运行</translation>
+    </message>
+    <message>
+        <source>Compared run</source>
+        <translation>对比运行</translation>
+    </message>
+    <message>
+        <source>The settings in which the two runs differ, and only those</source>
+        <translation>两次运行中不同的设置（只列出不同的）</translation>
+    </message>
+    <message>
+        <source>No comparison: File › Compare with… opens a second run beside this one.</source>
+        <translation>没有对比：“文件 › 与…对比”可以在本次运行旁打开第二次运行。</translation>
+    </message>
+    <message>
+        <source>%1 is drawn over this run&apos;s plots; the comparison of their steps and settings waits for this run&apos;s file.</source>
+        <translation>%1 已画在本次运行的曲线上；逐步和设置的对比要等本次运行的文件写好。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; (%2 steps) against &lt;b&gt;%3&lt;/b&gt; (%4 steps), %5 steps compared bit for bit.</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;（%2 步）对比 &lt;b&gt;%3&lt;/b&gt;（%4 步），逐位比较了 %5 步。</translation>
+    </message>
+    <message>
+        <source>Layers only in one run: %1 and %2.</source>
+        <translation>只在一次运行中存在的层：%1 和 %2。</translation>
+    </message>
+    <message>
+        <source>The same settings.</source>
+        <translation>设置相同。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::ControlPanel</name>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Steps to train before the run finishes</source>
+        <translation>运行结束前要训练的步数</translation>
+    </message>
+    <message>
+        <source>The same seed gives the same run, step for step</source>
+        <translation>相同的种子给出逐步相同的运行</translation>
+    </message>
+    <message>
+        <source> steps ahead</source>
+        <translation> 步之前</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Warn when a layer&apos;s values would overflow (or vanish, in fp16 and bf16) within this many steps; 0: no forecasts</source>
+        <translation>当某层的数值预计在这么多步内溢出（fp16 和 bf16 下还有下溢消失）时发出警告；0：不预测</translation>
+    </message>
+    <message>
+        <source>Scenario</source>
+        <translation>场景</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>种子</translation>
+    </message>
+    <message>
+        <source>Forecasts</source>
+        <translation>预警</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Live controls (apply at the next step)</source>
+        <translation>实时控制（下一步生效）</translation>
+    </message>
+    <message>
+        <source>Clip gradient norm at</source>
+        <translation>梯度裁剪阈值（范数）</translation>
+    </message>
+    <message>
+        <source>fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)</source>
+        <translation>fp16 加动态损失缩放（在 CPU 上把各层输出舍入到半精度来模拟）</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Recovery policy</source>
+        <translation>恢复策略</translation>
+    </message>
+    <message>
+        <source>Quarantine non-finite samples (by index)</source>
+        <translation>隔离含非有限值的样本（按索引）</translation>
+    </message>
+    <message>
+        <source>Zero non-finite gradients</source>
+        <translation>把非有限梯度置零</translation>
+    </message>
+    <message>
+        <source>On a non-finite loss, roll back and halve the LR</source>
+        <translation>损失非有限时回滚并把学习率减半</translation>
+    </message>
+    <message>
+        <source>Rollbacks in a row before the run stops with a message</source>
+        <translation>连续回滚多少次后停止运行并给出提示</translation>
+    </message>
+    <message>
+        <source>Pause on non-finite (before the update)</source>
+        <translation>遇到非有限值时暂停（在更新之前）</translation>
+    </message>
+    <message>
+        <source>Retries before stopping</source>
+        <translation>停止前的重试次数</translation>
+    </message>
+    <message>
+        <source>Scenario &amp;defaults</source>
+        <translation>场景默认值(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Set the steps and every control above back to the scenario&apos;s (or model&apos;s) defaults</source>
+        <translation>把步数和上面所有控制恢复为场景（或模型）的默认值</translation>
+    </message>
+    <message>
+        <source>Model: %1</source>
+        <translation>模型：%1</translation>
+    </message>
+    <message>
+        <source>Recorded loop: %1</source>
+        <translation>录制的训练循环：%1</translation>
+    </message>
+    <message>
+        <source>A training loop recorded by nanscope.record (Python): it is watched, not trained here</source>
+        <translation>由 nanscope.record（Python）录制的训练循环：这里只观察，不在这里训练</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::EventLogModel</name>
+    <message>
+        <source>info</source>
+        <translation>信息</translation>
+    </message>
+    <message>
+        <source>first non-finite</source>
+        <translation>首个非有限值</translation>
+    </message>
+    <message>
+        <source>recovery</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <source>rollback</source>
+        <translation>回滚</translation>
+    </message>
+    <message>
+        <source>control change</source>
+        <translation>控制改动</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>%1: %2 → %3</source>
+        <translation>%1：%2 → %3</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>gradient clipping</source>
+        <translation>梯度裁剪</translation>
+    </message>
+    <message>
+        <source>pause on non-finite</source>
+        <translation>遇到非有限值时暂停</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>loss scaling</source>
+        <translation>损失缩放</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开启</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::InputShapeDialog</name>
+    <message>
+        <source>Inputs for %1</source>
+        <translation>%1 的输入</translation>
+    </message>
+    <message>
+        <source>Synthetic inputs of shape</source>
+        <translation>合成输入，形状为</translation>
+    </message>
+    <message>
+        <source>Inputs from a file</source>
+        <translation>从文件读取输入</translation>
+    </message>
+    <message>
+        <source>batch x features…, e.g. 8x3x64x64</source>
+        <translation>批大小 x 特征…，例如 8x3x64x64</translation>
+    </message>
+    <message>
+        <source>Integer token ids, below</source>
+        <translation>整数词元 id，小于</translation>
+    </message>
+    <message>
+        <source>For a model that starts with an nn.Embedding: random ids in [0, vocabulary)</source>
+        <translation>用于以 nn.Embedding 开头的模型：[0, 词表大小) 中的随机 id</translation>
+    </message>
+    <message>
+        <source>the Embedding&apos;s size</source>
+        <translation>Embedding 的大小</translation>
+    </message>
+    <message>
+        <source>optional: inferred from the output&apos;s shape</source>
+        <translation>可选：根据输出的形状推断</translation>
+    </message>
+    <message>
+        <source>cross-entropy over the last dimension</source>
+        <translation>在最后一维上的交叉熵</translation>
+    </message>
+    <message>
+        <source>mean squared error (regression)</source>
+        <translation>均方误差（回归）</translation>
+    </message>
+    <message>
+        <source>the model&apos;s own loss (its output is a scalar)</source>
+        <translation>模型自己的损失（其输出是标量）</translation>
+    </message>
+    <message>
+        <source>the first tensor it returns</source>
+        <translation>它返回的第一个张量</translation>
+    </message>
+    <message>
+        <source>For a model that returns a tuple, list or dict: the position or key of the output the loss is taken on</source>
+        <translation>用于返回元组、列表或字典的模型：用来计算损失的那个输出的位置或键</translation>
+    </message>
+    <message>
+        <source>one shape each, separated by ;  e.g. 8x32:bool</source>
+        <translation>每个一个形状，用 ; 分隔，例如 8x32:bool</translation>
+    </message>
+    <message>
+        <source>Synthetic float32 N(0,1), int64 ids below the vocabulary, or bool all false (nothing masked). A file of inputs may instead hold a tuple or dict of all of them.</source>
+        <translation>合成的 float32 N(0,1)、小于词表大小的 int64 id，或全为 false 的 bool（什么都不遮盖）。输入文件也可以改为存放包含全部输入的元组或字典。</translation>
+    </message>
+    <message>
+        <source>Further inputs (%1)</source>
+        <translation>更多输入（%1）</translation>
+    </message>
+    <message>
+        <source>Input tensors</source>
+        <translation>输入张量</translation>
+    </message>
+    <message>
+        <source>Targets</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Target tensors</source>
+        <translation>目标张量</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Write the input shape as positive integers separated by x, the batch first: 8x3x64x64.</source>
+        <translation>请把输入形状写成用 x 分隔的正整数，批大小在前：8x3x64x64。</translation>
+    </message>
+    <message>
+        <source>Write each further input&apos;s shape like the first, with :int64 or :bool after it for ids or masks, separated by ;</source>
+        <translation>每个更多输入的形状按第一个的写法，id 或掩码在后面加 :int64 或 :bool，用 ; 分隔</translation>
+    </message>
+    <message numerus="yes">
+        <source>The model&apos;s forward takes %n further input(s) here.</source>
+        <translation>
+            <numerusform>这里模型的 forward 还需要 %n 个更多输入。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Each further input&apos;s first size is the batch, %1.</source>
+        <translation>每个更多输入的第一维都是批大小 %1。</translation>
+    </message>
+    <message>
+        <source>Choose a file of input tensors (torch.save in Python, or torch::save in C++).</source>
+        <translation>请选择一个输入张量文件（Python 中用 torch.save，C++ 中用 torch::save 保存）。</translation>
+    </message>
+    <message>
+        <source>%1 is not a file.</source>
+        <translation>%1 不是文件。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::LayerTreeModel</name>
+    <message>
+        <source>clean</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>passed on</source>
+        <translation>向下传递</translation>
+    </message>
+    <message>
+        <source>weights non-finite</source>
+        <translation>权重非有限</translation>
+    </message>
+    <message>
+        <source>born here</source>
+        <translation>在此产生</translation>
+    </message>
+    <message>
+        <source>finite</source>
+        <translation>有限</translation>
+    </message>
+    <message>
+        <source>finite, |max| %1</source>
+        <translation>有限，|最大值| %1</translation>
+    </message>
+    <message>
+        <source>passed on from step %1</source>
+        <translation>自第 %1 步起向下传递</translation>
+    </message>
+    <message>
+        <source>weights non-finite from step %1</source>
+        <translation>自第 %1 步起权重非有限</translation>
+    </message>
+    <message>
+        <source>born here at step %1</source>
+        <translation>第 %1 步在此产生</translation>
+    </message>
+    <message>
+        <source>, recovered at step %1</source>
+        <translation>，第 %1 步已恢复</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>Gradient</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>First non-finite</source>
+        <translation>首个非有限值</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::LearningRateEdit</name>
+    <message>
+        <source>Learning rate on a log scale, 1e-8 to 1e4</source>
+        <translation>对数刻度上的学习率，1e-8 到 1e4</translation>
+    </message>
+    <message>
+        <source>Exact learning rate (scientific notation accepted: 3e-4)</source>
+        <translation>精确的学习率（可以用科学计数法：3e-4）</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::LessonPane</name>
+    <message>
+        <source>There is no lesson for &apos;%1&apos;.</source>
+        <translation>&apos;%1&apos; 没有课程。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::MainWindow</name>
+    <message>
+        <source>Opened %1: press Start to train it</source>
+        <translation>已打开 %1：按“开始”进行训练</translation>
+    </message>
+    <message>
+        <source>Cannot open the model</source>
+        <translation>无法打开模型</translation>
+    </message>
+    <message>
+        <source>Controls</source>
+        <translation>控制</translation>
+    </message>
+    <message>
+        <source>Filter layers…</source>
+        <translation>筛选层…</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Origin</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Lesson</source>
+        <translation>课程</translation>
+    </message>
+    <message>
+        <source>Ranks</source>
+        <translation>进程（rank）</translation>
+    </message>
+    <message>
+        <source>Comparison</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>Event log</source>
+        <translation>事件日志</translation>
+    </message>
+    <message>
+        <source>Cannot start the run</source>
+        <translation>无法开始运行</translation>
+    </message>
+    <message>
+        <source>The run failed</source>
+        <translation>运行失败</translation>
+    </message>
+    <message>
+        <source>following</source>
+        <translation>跟随中</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>no steps</source>
+        <translation>没有步</translation>
+    </message>
+    <message>
+        <source>%1 steps/s</source>
+        <translation>%1 步/秒</translation>
+    </message>
+    <message>
+        <source>&amp;Start</source>
+        <translation>开始(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Pause</source>
+        <translation>暂停(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Resume</source>
+        <translation>继续(&amp;R)</translation>
+    </message>
+    <message>
+        <source>S&amp;tep</source>
+        <translation>单步(&amp;T)</translation>
+    </message>
+    <message>
+        <source>St&amp;op</source>
+        <translation>停止(&amp;O)</translation>
+    </message>
+    <message>
+        <source>R&amp;eset</source>
+        <translation>重置(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Stop and clear the run (plots, map, tree, log); your controls stay</source>
+        <translation>停止并清空本次运行（曲线、热图、层树、日志）；你的控制设置保留</translation>
+    </message>
+    <message>
+        <source>Roll &amp;back</source>
+        <translation>回滚(&amp;B)</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>The rank of the opened job whose run the window shows</source>
+        <translation>窗口显示的是所打开作业中哪个进程（rank）的运行</translation>
+    </message>
+    <message>
+        <source>Save this step</source>
+        <translation>保存这一步</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation>打开模型(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open &amp;run…</source>
+        <translation>打开运行(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>Open run</source>
+        <translation>打开运行</translation>
+    </message>
+    <message>
+        <source>NaNScope runs (*.nsrun);;All files (*)</source>
+        <translation>NaNScope 运行文件 (*.nsrun);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open &amp;job folder…</source>
+        <translation>打开作业文件夹(&amp;J)…</translation>
+    </message>
+    <message>
+        <source>Open a job&apos;s run folder</source>
+        <translation>打开作业的运行文件夹</translation>
+    </message>
+    <message>
+        <source>Open r&amp;ecent run</source>
+        <translation>最近的运行(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Save run as…</source>
+        <translation>运行另存为(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Save run as</source>
+        <translation>运行另存为</translation>
+    </message>
+    <message>
+        <source>NaNScope runs (*.nsrun)</source>
+        <translation>NaNScope 运行文件 (*.nsrun)</translation>
+    </message>
+    <message>
+        <source>Cannot save the run</source>
+        <translation>无法保存运行</translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <source>&amp;Close run</source>
+        <translation>关闭运行(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Com&amp;pare with…</source>
+        <translation>与…对比(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Close compa&amp;rison</source>
+        <translation>关闭对比(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Export plots as &amp;PNG…</source>
+        <translation>导出曲线为 &amp;PNG…</translation>
+    </message>
+    <message>
+        <source>Export plots as P&amp;DF…</source>
+        <translation>导出曲线为 P&amp;DF…</translation>
+    </message>
+    <message>
+        <source>Export step data as &amp;CSV…</source>
+        <translation>导出逐步数据为 &amp;CSV…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Presentation mode</source>
+        <translation>演示模式(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Log scale</source>
+        <translation>对数刻度(&amp;L)</translation>
+    </message>
+    <message>
+        <source>this run was not recorded into a run file (see the event log): there is nothing to export</source>
+        <translation>本次运行没有记录到运行文件中（见事件日志）：没有可导出的内容</translation>
+    </message>
+    <message>
+        <source>%1: cannot write the CSV file</source>
+        <translation>%1：无法写入 CSV 文件</translation>
+    </message>
+    <message>
+        <source>%1: writing the CSV file failed (is the disk full?)</source>
+        <translation>%1：写入 CSV 文件失败（磁盘满了吗？）</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>PDF files (*.pdf)</source>
+        <translation>PDF 文件 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图片 (*.png)</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Export failed</source>
+        <translation>导出失败</translation>
+    </message>
+    <message>
+        <source>Cannot compare the runs</source>
+        <translation>无法对比这两次运行</translation>
+    </message>
+    <message>
+        <source>Compare with</source>
+        <translation>与…对比</translation>
+    </message>
+    <message>
+        <source>Reading %1 to compare…</source>
+        <translation>正在读取 %1 以进行对比…</translation>
+    </message>
+    <message>
+        <source>this run</source>
+        <translation>本次运行</translation>
+    </message>
+    <message>
+        <source>compared run</source>
+        <translation>对比运行</translation>
+    </message>
+    <message>
+        <source>%1 (compared)</source>
+        <translation>%1（对比）</translation>
+    </message>
+    <message>
+        <source>Only a live run recorded into a run file keeps capsules</source>
+        <translation>只有记录到运行文件中的实时运行才能保存胶囊</translation>
+    </message>
+    <message>
+        <source>Saving a capsule of the paused step into the run file</source>
+        <translation>正在把暂停这一步的胶囊存入运行文件</translation>
+    </message>
+    <message>
+        <source>Saving a capsule of the next step into the run file</source>
+        <translation>正在把下一步的胶囊存入运行文件</translation>
+    </message>
+    <message>
+        <source>this run is not recorded in a run file (see the event log)</source>
+        <translation>本次运行没有记录在运行文件中（见事件日志）</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <source>Recording stopped</source>
+        <translation>记录已停止</translation>
+    </message>
+    <message>
+        <source> The run goes on unrecorded.</source>
+        <translation> 运行继续，但不再记录。</translation>
+    </message>
+    <message>
+        <source>This run is not recorded</source>
+        <translation>本次运行没有被记录</translation>
+    </message>
+    <message>
+        <source>Cannot open the run</source>
+        <translation>无法打开运行</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>Opened job %1: %2 ranks, showing rank %3</source>
+        <translation>已打开作业 %1：共 %2 个 rank，显示 rank %3</translation>
+    </message>
+    <message>
+        <source># Recorded run of a model
+
+`%1` (sha256 `%2`), recorded with NaNScope %3 on %4.</source>
+        <translation># 一个模型的录制运行
+
+`%1`（sha256 `%2`），由 NaNScope %3 于 %4 录制。</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>A recorded run: its controls were applied when it ran and cannot change it now. File › Close run trains live again.</source>
+        <translation>这是录制的运行：它的控制在运行时已经生效，现在无法再改变。“文件 › 关闭运行”可回到实时训练。</translation>
+    </message>
+    <message>
+        <source>NaNScope — %1</source>
+        <translation>NaNScope — %1</translation>
+    </message>
+    <message>
+        <source>there is no run to save yet</source>
+        <translation>还没有可保存的运行</translation>
+    </message>
+    <message>
+        <source>(none yet)</source>
+        <translation>（暂无）</translation>
+    </message>
+    <message>
+        <source>Keep a capsule of the paused step (or of the next step) in the run file, to replay it anywhere</source>
+        <translation>把暂停的这一步（或下一步）的胶囊存进运行文件，可在任何地方重放</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::MapColourScale</name>
+    <message>
+        <source>share of NaN/Inf values</source>
+        <translation>NaN/Inf 值所占比例</translation>
+    </message>
+    <message>
+        <source>largest |value|</source>
+        <translation>最大 |值|</translation>
+    </message>
+    <message>
+        <source>largest |value|; %1 max: off scale</source>
+        <translation>最大 |值|；%1 最大值：超出刻度</translation>
+    </message>
+    <message>
+        <source>largest |value| / %1 max</source>
+        <translation>最大 |值| / %1 最大值</translation>
+    </message>
+    <message>
+        <source>|Δw| / |w| per step</source>
+        <translation>每步 |Δw| / |w|</translation>
+    </message>
+    <message>
+        <source>relative difference (grey: same; red: one non-finite)</source>
+        <translation>相对差异（灰：相同；红：一方非有限）</translation>
+    </message>
+    <message>
+        <source>parameter-gradient norm</source>
+        <translation>参数梯度范数</translation>
+    </message>
+    <message>
+        <source>finite</source>
+        <translation>有限</translation>
+    </message>
+    <message>
+        <source>any</source>
+        <translation>少量</translation>
+    </message>
+    <message>
+        <source>half</source>
+        <translation>一半</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>%1 max</source>
+        <translation>%1 最大值</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::ModelOpener</name>
+    <message>
+        <source>Open a TorchScript model</source>
+        <translation>打开 TorchScript 模型</translation>
+    </message>
+    <message>
+        <source>TorchScript models (*.pt *.pth *.ts *.zip *.ptl);;All files (*)</source>
+        <translation>TorchScript 模型 (*.pt *.pth *.ts *.zip *.ptl);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::NanMapView</name>
+    <message>
+        <source>Which tensors the map shows: layer outputs, the gradients flowing into them, the layers&apos; parameters, or the parameters&apos; gradients</source>
+        <translation>热图显示哪些张量：层的输出、流入输出的梯度、层的参数，或参数的梯度</translation>
+    </message>
+    <message>
+        <source>What a cell shows: the share of NaN/Inf values; the largest finite magnitude (log scale; dark red: overflowed); the headroom, how near the largest value of the run&apos;s precision (1: overflow); the update ratio |Δw|/|w| of each step, usually 1e-4 to 1e-2; the L2 norm of each layer&apos;s parameter gradients; or, while a run is compared, the relative difference from it</source>
+        <translation>每个格子显示什么：NaN/Inf 所占比例；最大的有限绝对值（对数刻度；深红：已溢出）；余量，即离本次运行精度的最大值有多近（1：溢出）；每一步的更新比 |Δw|/|w|，通常在 1e-4 到 1e-2 之间；每层参数梯度的 L2 范数；或者在对比时，与对比运行的相对差异</translation>
+    </message>
+    <message>
+        <source>Map of</source>
+        <translation>热图对象</translation>
+    </message>
+    <message>
+        <source>as</source>
+        <translation>显示为</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>non-finite fraction</source>
+        <translation>非有限值比例</translation>
+    </message>
+    <message>
+        <source>magnitude</source>
+        <translation>量级</translation>
+    </message>
+    <message>
+        <source>headroom</source>
+        <translation>余量</translation>
+    </message>
+    <message>
+        <source>update ratio</source>
+        <translation>更新比</translation>
+    </message>
+    <message>
+        <source>gradient norm</source>
+        <translation>梯度范数</translation>
+    </message>
+    <message>
+        <source>difference</source>
+        <translation>差异</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::OptimizerEdit</name>
+    <message>
+        <source>the scenario&apos;s own</source>
+        <translation>场景自带</translation>
+    </message>
+    <message>
+        <source>SGD or AdamW, as the scenario chooses; AdamW for a model file</source>
+        <translation>SGD 或 AdamW，由场景决定；模型文件用 AdamW</translation>
+    </message>
+    <message>
+        <source>SGD&apos;s momentum (0: none)</source>
+        <translation>SGD 的动量（0：不用）</translation>
+    </message>
+    <message>
+        <source>Weight decay</source>
+        <translation>权重衰减</translation>
+    </message>
+    <message>
+        <source>Off: the optimizer&apos;s default (0.01 for AdamW, 0 otherwise)</source>
+        <translation>关闭：使用优化器的默认值（AdamW 为 0.01，其他为 0）</translation>
+    </message>
+    <message>
+        <source>Momentum</source>
+        <translation>动量</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::OriginPanel</name>
+    <message>
+        <source>S&amp;kip batch</source>
+        <translation>跳过批次(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Drop this batch and go on with the next one; the weights stay as they are</source>
+        <translation>丢弃这个批次，继续下一个；权重保持不变</translation>
+    </message>
+    <message>
+        <source>Re&amp;try step</source>
+        <translation>重试这一步(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Run this batch again with the controls as they are now (change the LR or clipping first)</source>
+        <translation>用当前的控制设置重新运行这个批次（先修改学习率或梯度裁剪）</translation>
+    </message>
+    <message>
+        <source>Roll bac&amp;k</source>
+        <translation>回滚(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Restore the last state that was checked finite and halve the LR</source>
+        <translation>恢复到最近一次确认有限的状态，并把学习率减半</translation>
+    </message>
+    <message>
+        <source>&amp;Continue</source>
+        <translation>继续(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Apply the update anyway and go on</source>
+        <translation>照常应用更新并继续</translation>
+    </message>
+    <message>
+        <source>No non-finite value so far.</source>
+        <translation>到目前为止没有出现非有限值。</translation>
+    </message>
+    <message>
+        <source>Paused before the update of step %1: the weights are untouched.
+%2</source>
+        <translation>在第 %1 步的更新之前暂停：权重尚未改动。
+%2</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::PlotPanel</name>
+    <message>
+        <source>&amp;Log scale</source>
+        <translation>对数刻度(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Logarithmic value axes (non-positive values are not drawn; NaN/Inf markers stay)</source>
+        <translation>对数数值轴（不绘制非正值；NaN/Inf 标记保留）</translation>
+    </message>
+    <message>
+        <source>&amp;Fit</source>
+        <translation>适应(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Show the whole run again and follow new steps (or double-click a plot)</source>
+        <translation>重新显示整个运行并跟随新的步（或双击曲线）</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>grad norm</source>
+        <translation>梯度范数</translation>
+    </message>
+    <message>
+        <source>lr</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>loss scale</source>
+        <translation>损失缩放</translation>
+    </message>
+    <message>
+        <source>before clipping</source>
+        <translation>裁剪前</translation>
+    </message>
+    <message>
+        <source>after clipping</source>
+        <translation>裁剪后</translation>
+    </message>
+    <message>
+        <source>update skipped</source>
+        <translation>跳过更新</translation>
+    </message>
+    <message>
+        <source>%1, before clipping</source>
+        <translation>%1，裁剪前</translation>
+    </message>
+    <message>
+        <source>cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::RankLayerModel</name>
+    <message>
+        <source>Rank %1, step %2</source>
+        <translation>Rank %1，第 %2 步</translation>
+    </message>
+    <message>
+        <source>input: %1</source>
+        <translation>输入：%1</translation>
+    </message>
+    <message>
+        <source>loss: %1</source>
+        <translation>损失：%1</translation>
+    </message>
+    <message>
+        <source>Born here on this rank: %1</source>
+        <translation>在这个 rank 上产生于此：%1</translation>
+    </message>
+    <message>
+        <source>op: %1</source>
+        <translation>算子：%1</translation>
+    </message>
+    <message>
+        <source>—</source>
+        <translation>—</translation>
+    </message>
+    <message>
+        <source>unreadable</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <source>Rank %1 has not recorded step %2 (yet)</source>
+        <translation>Rank %1（尚未）记录第 %2 步</translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>(model)</source>
+        <translation>（模型）</translation>
+    </message>
+    <message>
+        <source>rank %1 ◆</source>
+        <translation>rank %1 ◆</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>no step %1 recorded yet</source>
+        <translation>尚未记录第 %1 步</translation>
+    </message>
+    <message>
+        <source>finite before the all-reduce</source>
+        <translation>all-reduce 之前是有限的</translation>
+    </message>
+    <message>
+        <source>
+The rank of the job that went non-finite first.</source>
+        <translation>
+作业中最先出现非有限值的 rank。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::RankStepView</name>
+    <message>
+        <source>Step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>The step whose ranks the table shows (clicking the map or a plot picks it too)</source>
+        <translation>表格显示哪一步的各个 rank（点击热图或曲线也可以选择）</translation>
+    </message>
+    <message>
+        <source>&amp;First non-finite</source>
+        <translation>首个非有限值(&amp;F)</translation>
+    </message>
+    <message>
+        <source>The step where a rank of the job went non-finite first</source>
+        <translation>作业中某个 rank 首次出现非有限值的那一步</translation>
+    </message>
+    <message>
+        <source>Open a job&apos;s run folder (File › Open job folder…) to compare its ranks step by step.</source>
+        <translation>打开作业的运行文件夹（文件 › 打开作业文件夹…），可以逐步对比它的各个 rank。</translation>
+    </message>
+    <message>
+        <source>Rank %1 went non-finite before the all-reduce: %2.</source>
+        <translation>Rank %1 在 all-reduce 之前就出现了非有限值：%2。</translation>
+    </message>
+    <message>
+        <source>Step %1: every rank was finite before the all-reduce.</source>
+        <translation>第 %1 步：all-reduce 之前每个 rank 都是有限的。</translation>
+    </message>
+    <message>
+        <source>Finite: rank %1.</source>
+        <translation>有限：rank %1。</translation>
+    </message>
+    <message>
+        <source>No record of step %1 (yet): rank %2.</source>
+        <translation>（尚）无第 %1 步的记录：rank %2。</translation>
+    </message>
+    <message>
+        <source>The job went non-finite first at step %1, on rank %2.</source>
+        <translation>作业在第 %1 步首次出现非有限值，位于 rank %2。</translation>
+    </message>
+    <message>
+        <source>No rank of the job has gone non-finite.</source>
+        <translation>作业中没有任何 rank 出现非有限值。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::ReplayView</name>
+    <message>
+        <source>Re&amp;play this step</source>
+        <translation>重放这一步(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Compute the step again from its capsule in the run file: is the failure deterministic, which samples cause it, which change would have kept it finite?</source>
+        <translation>用运行文件中的胶囊重新计算这一步：故障是确定性的吗？是哪些样本导致的？什么改动能让它保持有限？</translation>
+    </message>
+    <message>
+        <source>Change</source>
+        <translation>改动</translation>
+    </message>
+    <message>
+        <source>From</source>
+        <translation>原值</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Replaying: %1…</source>
+        <translation>正在重放：%1…</translation>
+    </message>
+    <message>
+        <source>Cannot replay: %1</source>
+        <translation>无法重放：%1</translation>
+    </message>
+    <message>
+        <source>Step %1 (%2, %3 thread(s)): %4</source>
+        <translation>第 %1 步（%2，%3 个线程）：%4</translation>
+    </message>
+    <message>
+        <source>First layer that differs: &apos;%1&apos; (%2).</source>
+        <translation>第一个不同的层：&apos;%1&apos;（%2）。</translation>
+    </message>
+    <message>
+        <source>Born in op %1 of &apos;%2&apos;.</source>
+        <translation>产生于 &apos;%2&apos; 的算子 %1。</translation>
+    </message>
+    <message>
+        <source>Samples that make it non-finite: %1 (%2 replays).</source>
+        <translation>导致非有限值的样本：%1（重放 %2 次）。</translation>
+    </message>
+    <message>
+        <source>finite</source>
+        <translation>有限</translation>
+    </message>
+    <message>
+        <source>non-finite</source>
+        <translation>非有限</translation>
+    </message>
+    <message>
+        <source>the step</source>
+        <translation>这一步</translation>
+    </message>
+    <message>
+        <source>the snapshot</source>
+        <translation>快照</translation>
+    </message>
+</context>
+</TS>
