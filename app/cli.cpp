@@ -19,17 +19,30 @@
 #include <iomanip>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 namespace nanscope::cli {
 
 namespace {
 
+std::string numberText(double v)
+{
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
 int listScenarios(const std::vector<std::string> &args, std::ostream &out)
 {
     Arguments("scenarios").parse(args);  // takes no options: refuses any, answers --help
-    for (const ScenarioInfo &s : scenarios())
-        out << std::left << std::setw(16) << s.id << std::right << ' ' << s.title << '\n';
+    for (const ScenarioInfo &s : scenarios()) {
+        out << std::left << std::setw(20) << s.id << std::right << ' ' << s.title << '\n';
+        if (s.fix.exists())
+            out << std::string(21, ' ') << "--fix: " << s.fix.name << " ("
+                << (s.fix.hasValue() ? s.fix.valueName + " " + numberText(s.fix.defaultValue) + ", " : std::string())
+                << (s.fix.atStart ? "from the start" : "at the next step") << "): " << s.fix.what << '\n';
+    }
     return 0;
 }
 
@@ -127,15 +140,27 @@ SampleInjection parseSampleInjection(const std::string &flag, const std::string 
     return bad;
 }
 
+// --fix and --fix-value: the scenario's fix on, with its default value or the one given.
+double scenarioFixValue(const RunConfig &config, std::optional<double> value)
+{
+    const ScenarioFix fix = scenarioFix(config.scenario);
+    if (config.usesModelFile() || !fix.exists())
+        throw std::invalid_argument("--fix: " + (config.usesModelFile() ? std::string("a model file") : "scenario '" + config.scenario + "'") +
+                                    " has no fix of its own (see `nanscope scenarios`); its lesson's fix is a general control");
+    if (value && !fix.hasValue())
+        throw std::invalid_argument("--fix-value: the " + fix.name + " of '" + config.scenario + "' is a switch without a value");
+    return value.value_or(fix.defaultValue);
+}
+
 }  // namespace
 
 RunOptions parseRunOptions(const std::vector<std::string> &args)
 {
     RunOptions o;
     RunConfig &config = o.config;
-    std::optional<double> lr, clip, lossScale;
+    std::optional<double> lr, clip, lossScale, fixValue;
     std::optional<Precision> precision;
-    bool clipOff = false, pause = false, lossScaleOff = false;
+    bool clipOff = false, pause = false, lossScaleOff = false, fix = false;
     std::optional<RecoveryPolicy> recovery;
     bool haveScenario = false, noCapsule = false;
     Arguments arguments("run");
@@ -185,6 +210,13 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
                     lossScaleOff = !lossScale;
                 })
         .flag("--pause-on-nonfinite", pause)
+        .flag("--fix", fix)
+        .option("--fix-value",
+                [&](const auto &flag, const auto &v) {
+                    fixValue = parseNumber(flag, v);
+                    if (!(*fixValue > 0))
+                        throw std::invalid_argument(flag + " must be positive, got '" + v + "'");
+                })
         .option("--batch", [&](const auto &flag, const auto &v) { config.batchSize = parseInt(flag, v, 1); })
         .option("--bn-eps", [&](const auto &flag, const auto &v) { config.bnEps = parseNumber(flag, v); })
         .option("--optimizer",
@@ -240,6 +272,8 @@ RunOptions parseRunOptions(const std::vector<std::string> &args)
     if (lossScaleOff)
         c.lossScaling.enabled = false;
     c.pauseOnNonFinite = pause;
+    if (fix || fixValue)
+        c.fix = scenarioFixValue(o.config, fixValue);
     o.config.controls = c;
     return o;
 }
@@ -255,7 +289,7 @@ const char *usage(const std::string &command)
     if (command == "run")
         return "usage: nanscope run --scenario ID [--steps N] [--seed S] [--device cpu|cuda] [--lr X]\n"
                "                    [--clip X|off] [--recovery none|skip|full] [--pause-on-nonfinite]\n"
-               "                    [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
+               "                    [--fix [--fix-value X]] [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
                "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
                "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
@@ -270,6 +304,8 @@ const char *usage(const std::string &command)
                "  or one --inputs file each, or one file holding a tuple, list or dict of them\n"
                "  trains, prints progress and a report: the first non-finite step and its origin\n"
                "  (phase, layer, op); --json: one JSON object per step, event and summary;\n"
+               "  --fix: the scenario's own fix, the one its lesson teaches (`nanscope scenarios` names it);\n"
+               "  --fix-value: its eps instead of the default;\n"
                "  --forecast-horizon: warn of an overflow or a vanishing value this many steps ahead\n"
                "  (default 50; off: no forecasts);\n"
                "  --record: also into a run file that `report`, `export`, `replay` and the window open;\n"

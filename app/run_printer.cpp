@@ -218,6 +218,8 @@ void RunPrinter::printSummaryText(const RunSummary &s)
          << "final lr: " << fmt(s.finalLearningRate) << ", final state "
          << (s.finalStateFinite ? "finite" : "NON-FINITE") << '\n'
          << "speed: " << fmt(s.stepsPerSecond) << " steps/s\n";
+    if (s.challenge)
+        out_ << "challenge: " << s.challenge->goal << (s.challenge->met ? " MET" : " not met") << '\n';
 }
 
 RunSummary RunPrinter::summary() const

@@ -39,6 +39,9 @@ private Q_SLOTS:
     void executableRunsHeadless();
     void windowWithoutADisplaySaysSo();
     void benchOnlyOneModel();
+    void fixMeetsTheChallengeInTheFile();
+    void fixIsRefusedWhereItDoesNotApply_data();
+    void fixIsRefusedWhereItDoesNotApply();
 };
 
 void TestCli::scenariosListsEveryId()
@@ -47,7 +50,7 @@ void TestCli::scenariosListsEveryId()
     QCOMPARE(o.code, 0);
     for (const char *id : {"large-lr-ce", "large-lr-mse", "nan-input", "log-zero", "bn-constant", "sqrt-backward",
                            "exploding-deep", "safe-training", "fp16-overflow", "softmax-overflow", "zero-division",
-                           "hidden-by-nan-to-num"})
+                           "hidden-by-nan-to-num", "negative-variance"})
         QVERIFY2(o.out.contains(QLatin1String(id)), id);
 }
 
@@ -235,6 +238,52 @@ void TestCli::optimizerIsReportedAndRecorded()
     QVERIFY(config.optimizer.kind == OptimizerKind::Sgd);
     QCOMPARE(config.optimizer.momentum.value_or(-1), 0.9);
     QVERIFY(!config.optimizer.weightDecay);
+}
+
+void TestCli::fixMeetsTheChallengeInTheFile()
+{
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("fixed.nsrun"));
+    const Output o = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("sqrt-backward"),
+                          QStringLiteral("--fix-value"), QStringLiteral("1e-6"), QStringLiteral("--record"), file});
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.contains(QLatin1String("no non-finite value in any step")), qPrintable(o.out));
+    QVERIFY2(o.out.contains(QLatin1String("challenge: Train 30 steps without a non-finite gradient. MET")), qPrintable(o.out));
+    QCOMPARE(RunFile(file.toStdString()).info().config.controls->fix.value_or(-1), 1e-6);
+
+    // report reads the verdict the run wrote; `challenge` is null for a run without one
+    const Output r = run({QStringLiteral("report"), file, QStringLiteral("--json")});
+    QCOMPARE(r.code, 0);
+    const QJsonObject challenge =
+        QJsonDocument::fromJson(r.out.toUtf8()).object().value(QLatin1String("challenge")).toObject();
+    QCOMPARE(challenge.value(QLatin1String("id")).toString(), QStringLiteral("sqrt-backward"));
+    QCOMPARE(challenge.value(QLatin1String("met")).toBool(), true);
+
+    const Output plain = run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("sqrt-backward"),
+                              QStringLiteral("--json")});
+    QCOMPARE(plain.objects.back().value(QLatin1String("challenge")).toObject().value(QLatin1String("met")).toBool(true),
+             false);
+}
+
+void TestCli::fixIsRefusedWhereItDoesNotApply_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no fix of its own") << QStringList{"--scenario", "large-lr-mse", "--fix"}
+                                       << "scenario 'large-lr-mse' has no fix of its own";
+    QTest::newRow("a switch") << QStringList{"--scenario", "exploding-deep", "--fix-value", "0.5"}
+                              << "the He init of 'exploding-deep' is a switch without a value";
+    QTest::newRow("not positive") << QStringList{"--scenario", "zero-division", "--fix-value", "0"}
+                                  << "--fix-value must be positive";
+}
+
+void TestCli::fixIsRefusedWhereItDoesNotApply()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Output o = run(QStringList{QStringLiteral("run")} + args);
+    QCOMPARE(o.code, 2);
+    QVERIFY2(o.err.contains(message), qPrintable(o.err));
 }
 
 void TestCli::precisionFlagChangesTheRun_data()

@@ -85,7 +85,10 @@ void TestReplay::everyFailingScenarioReproduces_data()
         if (s.id != "large-lr-ce" && s.id != "safe-training")  // the two that stay finite
             // Enough steps to reach each scenario's first non-finite step (see docs/scenarios.md).
             QTest::addRow("%s", s.id.c_str()) << QString::fromStdString(s.id)
-                                              << (s.id == "fp16-overflow" ? 70 : s.id == "hidden-by-nan-to-num" ? 20 : 12);
+                                              << (s.id == "fp16-overflow"          ? 70
+                                                  : s.id == "hidden-by-nan-to-num" ? 20
+                                                  : s.id == "negative-variance"    ? 30
+                                                                                   : 12);
 }
 
 void TestReplay::everyFailingScenarioReproduces()

@@ -230,7 +230,8 @@ void TestRunFileLayouts::runJsonSummaryIsTheFileSummary()
                            "final_learning_rate",
                            "steps_per_second",
                            "stopped_by_policy",
-                           "final_state_finite"};
+                           "final_state_finite",
+                           "challenge"};
     QCOMPARE(QStringList(stored.keys()).size(), keys.size());
     for (const QString &key : keys) {
         QVERIFY2(stored.contains(key), qPrintable("the file's summary lacks " + key));

@@ -92,6 +92,10 @@ void TestScenarios::origins_data()
     QTest::addRow("nan-input") << "nan-input" << 0 << "input"
                                << ""
                                << "" << true;
+    // sqrt of a negative variance that an update pushed below 0.
+    QTest::addRow("negative-variance") << "negative-variance" << 24 << "forward"
+                                       << "gaussian"
+                                       << "aten::sqrt" << true;
     QTest::addRow("log-zero") << "log-zero" << 0 << "loss"
                               << ""
                               << "aten::log" << true;

@@ -17,6 +17,8 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QCheckBox>
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -92,6 +94,8 @@ void TestTranslations::translationCoversEverySourceText()
     lupdate.start(QStringLiteral(NANSCOPE_LUPDATE),
                   {QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("-no-obsolete"),
                    QStringLiteral(NANSCOPE_SOURCE_DIR "/ui"), QStringLiteral(NANSCOPE_SOURCE_DIR "/app"),
+                   QStringLiteral(NANSCOPE_SOURCE_DIR "/core/src/contract/scenario_catalogue.cpp"),
+                   QStringLiteral(NANSCOPE_SOURCE_DIR "/core/src/contract/challenges.cpp"),
                    QStringLiteral("-ts"), copy});
     QVERIFY(lupdate.waitForFinished(60000));
     const QString out = QString::fromLocal8Bit(lupdate.readAll());
@@ -123,6 +127,11 @@ void TestTranslations::windowShowsChineseAndSwitchesBack()
              qPrintable(w.originText()));
     const auto *scale = w.nanMap()->findChild<MapColourScale *>(QStringLiteral("mapScale"));
     QCOMPARE(scale->label(), QStringLiteral("NaN/Inf 值所占比例"));
+    // The core's texts too: the scenario's fix and its challenge, from the core's catalogue.
+    const auto *fixSwitch = w.findChild<QCheckBox *>(QStringLiteral("scenarioFixSwitch"));
+    QCOMPARE(fixSwitch->text(), QStringLiteral("除数中的 eps"));
+    QCOMPARE(w.findChild<QLabel *>(QStringLiteral("challengeGoal"))->text(),
+             QStringLiteral("保留 ReLU 分数，训练 30 步且没有任何一步出现非有限值。"));
 
     // English at once, without a new window: menus, docks and the origin's sentence.
     w.findChild<QAction *>(QStringLiteral("language_en"))->trigger();
@@ -133,6 +142,9 @@ void TestTranslations::windowShowsChineseAndSwitchesBack()
     QVERIFY2(w.originText().contains(QStringLiteral("Layer 'normalize' turned finite inputs into non-finite outputs")),
              qPrintable(w.originText()));
     QCOMPARE(scale->label(), QStringLiteral("share of NaN/Inf values"));
+    QCOMPARE(fixSwitch->text(), QStringLiteral("eps in the divisor"));
+    QCOMPARE(w.findChild<QLabel *>(QStringLiteral("challengeGoal"))->text(),
+             QStringLiteral("Train 30 steps without a non-finite step, keeping the ReLU scores."));
 
     // And back: the choice is kept for the next session.
     w.findChild<QAction *>(QStringLiteral("language_zh_CN"))->trigger();

@@ -313,6 +313,68 @@ Every module reports, at every step, the health of its output in forward and of 
     </message>
 </context>
 <context>
+    <name>nanscope::ChallengeBox</name>
+    <message>
+        <source>Challenge</source>
+        <translation>挑战</translation>
+    </message>
+    <message>
+        <source>Hint %1: %2</source>
+        <translation>提示 %1：%2</translation>
+    </message>
+    <message>
+        <source>Show a hint (%1 of %2)</source>
+        <translation>显示提示（第 %1 条，共 %2 条）</translation>
+    </message>
+    <message>
+        <source>Solved</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>A run of this session met the goal</source>
+        <translation>本次会话中的一次运行达成了目标</translation>
+    </message>
+    <message>
+        <source>Not met yet: the last run ended short of the goal.</source>
+        <translation>尚未达成：上一次运行结束时没有达到目标。</translation>
+    </message>
+    <message>
+        <source>Not met yet: change the controls, start a run, and the run checks the goal when it ends.</source>
+        <translation>尚未达成：调整控制项并开始运行，运行结束时会自动检查是否达到目标。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::ChallengesDialog</name>
+    <message>
+        <source>Challenges</source>
+        <translation>挑战</translation>
+    </message>
+    <message>
+        <source>Scenario</source>
+        <translation>场景</translation>
+    </message>
+    <message>
+        <source>Goal</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>This session</source>
+        <translation>本次会话</translation>
+    </message>
+    <message>
+        <source>✔ solved</source>
+        <translation>✔ 已完成</translation>
+    </message>
+    <message>
+        <source>tried</source>
+        <translation>已尝试</translation>
+    </message>
+    <message>
+        <source>not tried</source>
+        <translation>未尝试</translation>
+    </message>
+</context>
+<context>
     <name>nanscope::ComparisonPanel</name>
     <message>
         <source>Identical over every step they share.</source>
@@ -509,6 +571,10 @@ Every module reports, at every step, the health of its output in forward and of 
         <source>A training loop recorded by nanscope.record (Python): it is watched, not trained here</source>
         <translation>由 nanscope.record（Python）录制的训练循环：这里只观察，不在这里训练</translation>
     </message>
+    <message>
+        <source>Lesson&apos;s fix</source>
+        <translation>课程中的修复</translation>
+    </message>
 </context>
 <context>
     <name>nanscope::EventLogModel</name>
@@ -595,6 +661,10 @@ Every module reports, at every step, the health of its output in forward and of 
     <message>
         <source>; </source>
         <translation>；</translation>
+    </message>
+    <message>
+        <source>the lesson&apos;s fix</source>
+        <translation>课程中的修复</translation>
     </message>
 </context>
 <context>
@@ -1137,6 +1207,14 @@ Every module reports, at every step, the health of its output in forward and of 
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
+    <message>
+        <source>&amp;Challenges…</source>
+        <translation>挑战(&amp;C)…</translation>
+    </message>
+    <message>
+        <source>Every scenario&apos;s challenge and whether this session met it</source>
+        <translation>每个场景的挑战，以及本次会话是否已完成</translation>
+    </message>
 </context>
 <context>
     <name>nanscope::MapColourScale</name>
@@ -1555,6 +1633,356 @@ The rank of the job that went non-finite first.</source>
     <message>
         <source>the snapshot</source>
         <translation>快照</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::ScenarioFixEdit</name>
+    <message>
+        <source>takes effect at the next Start</source>
+        <translation>在下一次“开始”时生效</translation>
+    </message>
+    <message>
+        <source>takes effect at the next step</source>
+        <translation>在下一步生效</translation>
+    </message>
+    <message>
+        <source>%1 (at Start)</source>
+        <translation>%1（开始时生效）</translation>
+    </message>
+    <message>
+        <source>The fix the lesson teaches: %1; %2</source>
+        <translation>课程讲授的修复：%1；%2</translation>
+    </message>
+    <message>
+        <source>%1 of the fix (a number above 0, such as 1e-6)</source>
+        <translation>修复的 %1（大于 0 的数，例如 1e-6）</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::core</name>
+    <message>
+        <source>Huge learning rate with cross-entropy: the loss oscillates but stays finite</source>
+        <translation>交叉熵配合极大的学习率：损失剧烈振荡，但仍保持有限</translation>
+    </message>
+    <message>
+        <source>Learning rate above 2/curvature on an MSE regression: divergence to Inf, then NaN</source>
+        <translation>MSE 回归的学习率超过 2/曲率：发散到 Inf，随后变成 NaN</translation>
+    </message>
+    <message>
+        <source>A NaN and an Inf in the training data poison BatchNorm and then every weight</source>
+        <translation>训练数据中的一个 NaN 和一个 Inf 污染了 BatchNorm，继而污染了每一个权重</translation>
+    </message>
+    <message>
+        <source>log() of softmax probabilities that underflowed to exactly 0</source>
+        <translation>对下溢到恰好为 0 的 softmax 概率取 log()</translation>
+    </message>
+    <message>
+        <source>stable log</source>
+        <translation>稳定的 log</translation>
+    </message>
+    <message>
+        <source>clamps the probabilities to at least eps before the loss takes their log</source>
+        <translation>在损失取 log 之前，把概率截断到不小于 eps</translation>
+    </message>
+    <message>
+        <source>BatchNorm with eps=0 over a feature that is constant across the batch: 0/0</source>
+        <translation>eps=0 的 BatchNorm 遇到在整个批次中恒定的特征：0/0</translation>
+    </message>
+    <message>
+        <source>BatchNorm eps</source>
+        <translation>BatchNorm 的 eps</translation>
+    </message>
+    <message>
+        <source>sets BatchNorm&apos;s eps, added to the variance before the division</source>
+        <translation>设置 BatchNorm 的 eps，在除法之前加到方差上</translation>
+    </message>
+    <message>
+        <source>sqrt at exactly 0: a finite forward pass, NaN born in backward</source>
+        <translation>在恰好为 0 处求 sqrt：前向传播有限，NaN 诞生于反向传播</translation>
+    </message>
+    <message>
+        <source>eps in the sqrt</source>
+        <translation>sqrt 中的 eps</translation>
+    </message>
+    <message>
+        <source>takes sqrt(sum(x^2) + eps), whose derivative is finite at 0</source>
+        <translation>改为计算 sqrt(sum(x^2) + eps)，它在 0 处的导数是有限的</translation>
+    </message>
+    <message>
+        <source>30-layer ReLU MLP with a too-large init: activations overflow deep in the net</source>
+        <translation>初始化过大的 30 层 ReLU MLP：激活值在网络深处溢出</translation>
+    </message>
+    <message>
+        <source>He init</source>
+        <translation>He 初始化</translation>
+    </message>
+    <message>
+        <source>initialises each layer with He&apos;s std sqrt(2 / fan_in) instead of 4</source>
+        <translation>用 He 初始化的标准差 sqrt(2 / fan_in) 代替 4 来初始化每一层</translation>
+    </message>
+    <message>
+        <source>The nan-input data trained with the full recovery policy: quarantine, clip, roll back</source>
+        <translation>用完整的恢复策略训练 nan-input 的数据：隔离、裁剪、回滚</translation>
+    </message>
+    <message>
+        <source>Prices in dollars as fp16 regression targets: the loss scaler backs off, then outputs pass 65504</source>
+        <translation>以美元为单位的价格作为 fp16 回归目标：损失缩放器不断回退，随后输出超过 65504</translation>
+    </message>
+    <message>
+        <source>normalised targets</source>
+        <translation>归一化的目标值</translation>
+    </message>
+    <message>
+        <source>trains on (price - mean) / std instead of dollars</source>
+        <translation>用 (价格 - 均值) / 标准差 代替美元进行训练</translation>
+    </message>
+    <message>
+        <source>A hand-written softmax exp(x) / sum(exp(x)) over logits past 88: Inf / Inf in forward</source>
+        <translation>手写的 softmax exp(x) / sum(exp(x)) 遇到超过 88 的 logits：前向传播中出现 Inf / Inf</translation>
+    </message>
+    <message>
+        <source>stable softmax</source>
+        <translation>稳定的 softmax</translation>
+    </message>
+    <message>
+        <source>subtracts each row&apos;s largest logit before exp and takes the log in log space</source>
+        <translation>在 exp 之前减去每行最大的 logit，并在对数空间中取 log</translation>
+    </message>
+    <message>
+        <source>ReLU scores divided by their sum: a sample with no positive score gives 0 / 0</source>
+        <translation>ReLU 分数除以它们的和：没有正分数的样本得到 0 / 0</translation>
+    </message>
+    <message>
+        <source>eps in the divisor</source>
+        <translation>除数中的 eps</translation>
+    </message>
+    <message>
+        <source>divides by sum + eps</source>
+        <translation>改为除以 和 + eps</translation>
+    </message>
+    <message>
+        <source>nan_to_num hides bad sensor data: the loss stays finite while the input scale&apos;s weights turn NaN</source>
+        <translation>nan_to_num 掩盖了坏的传感器数据：损失保持有限，而输入缩放层的权重变成了 NaN</translation>
+    </message>
+    <message>
+        <source>Train 200 steps with a mean loss below 1.8 over the last 20 steps.</source>
+        <translation>训练 200 步，并使最后 20 步的平均损失低于 1.8。</translation>
+    </message>
+    <message>
+        <source>The loss stays finite, yet it jumps around far above where it started: what makes each step so large?</source>
+        <translation>损失保持有限，却在远高于起点的地方来回跳动：是什么让每一步都迈得这么大？</translation>
+    </message>
+    <message>
+        <source>The learning rate of 100 overshoots the minimum at every step.</source>
+        <translation>学习率 100 让每一步都越过了最小值。</translation>
+    </message>
+    <message>
+        <source>Set the learning rate to 0.1 and start again.</source>
+        <translation>把学习率设为 0.1，然后重新开始。</translation>
+    </message>
+    <message>
+        <source>Train 200 steps without a non-finite step, with a learning rate of at least 0.1 at the end.</source>
+        <translation>训练 200 步且没有任何一步出现非有限值，结束时学习率不低于 0.1。</translation>
+    </message>
+    <message>
+        <source>Watch the loss in the first steps: it grows by a constant factor each step before it overflows.</source>
+        <translation>观察最初几步的损失：在溢出之前，它每一步都按固定倍数增长。</translation>
+    </message>
+    <message>
+        <source>A step larger than 2 / curvature makes every update overshoot by more than it corrects.</source>
+        <translation>步长大于 2 / 曲率时，每次更新越过的距离都比它修正的还多。</translation>
+    </message>
+    <message>
+        <source>Set the learning rate to 0.1 (or keep 1.0 and clip the gradient norm to 1) and start again.</source>
+        <translation>把学习率设为 0.1（或者保持 1.0 并把梯度范数裁剪到 1），然后重新开始。</translation>
+    </message>
+    <message>
+        <source>Train 60 steps to a finite model while throwing away no more than the two bad samples and never rolling back.</source>
+        <translation>训练 60 步得到一个有限的模型，丢弃的样本不超过那两个坏样本，并且从不回滚。</translation>
+    </message>
+    <message>
+        <source>The origin says the first non-finite value comes from the input itself, not from a layer.</source>
+        <translation>来源面板显示，第一个非有限值来自输入本身，而不是某一层。</translation>
+    </message>
+    <message>
+        <source>Two samples of the data hold a NaN and an Inf; every batch that draws them poisons BatchNorm.</source>
+        <translation>数据中有两个样本分别含有 NaN 和 Inf；每个抽到它们的批次都会污染 BatchNorm。</translation>
+    </message>
+    <message>
+        <source>Train 30 steps without a non-finite step, keeping the hand-written log-loss.</source>
+        <translation>保留手写的 log 损失，训练 30 步且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>The probabilities are finite; look at which op turns them into -Inf.</source>
+        <translation>概率本身是有限的；看看是哪个算子把它们变成了 -Inf。</translation>
+    </message>
+    <message>
+        <source>Softmax underflows to exactly 0, and log(0) = -Inf; 0 * -Inf is NaN in the loss.</source>
+        <translation>Softmax 下溢到恰好为 0，而 log(0) = -Inf；损失中的 0 * -Inf 就是 NaN。</translation>
+    </message>
+    <message>
+        <source>Train 30 steps without a non-finite step, keeping the constant feature and the BatchNorm.</source>
+        <translation>保留恒定的特征和 BatchNorm，训练 30 步且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>The map lights up in the BatchNorm layer at the very first step.</source>
+        <translation>热力图在第一步就在 BatchNorm 层亮了起来。</translation>
+    </message>
+    <message>
+        <source>One feature never varies: its variance is 0, and BatchNorm divides 0 by sqrt(0 + eps) with eps = 0.</source>
+        <translation>有一个特征从不变化：它的方差是 0，而 eps = 0 时 BatchNorm 会用 0 除以 sqrt(0 + eps)。</translation>
+    </message>
+    <message>
+        <source>Train 30 steps without a non-finite gradient.</source>
+        <translation>训练 30 步且不出现非有限的梯度。</translation>
+    </message>
+    <message>
+        <source>The forward pass is finite: the NaN is born in backward.</source>
+        <translation>前向传播是有限的：NaN 诞生于反向传播。</translation>
+    </message>
+    <message>
+        <source>Zero-padded samples reach sqrt at exactly 0, whose derivative 1 / (2 sqrt(0)) is Inf.</source>
+        <translation>补零的样本让 sqrt 的输入恰好为 0，其导数 1 / (2 sqrt(0)) 是 Inf。</translation>
+    </message>
+    <message>
+        <source>Train 100 steps of the 30-layer network without a non-finite step.</source>
+        <translation>把这个 30 层的网络训练 100 步，且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>Compare the activations layer by layer in the map: each layer makes them about 20 times larger.</source>
+        <translation>在热力图中逐层比较激活值：每一层都让它们变大约 20 倍。</translation>
+    </message>
+    <message>
+        <source>No learning rate or clipping helps: the very first forward pass overflows, before any update.</source>
+        <translation>调学习率或梯度裁剪都没有用：在任何更新之前，第一次前向传播就已经溢出。</translation>
+    </message>
+    <message>
+        <source>Train 200 steps to a finite model with the least recovery: quarantine only, no clipping, no zeroed gradients, no rollback.</source>
+        <translation>用最少的恢复手段训练 200 步得到有限的模型：只隔离样本，不裁剪、不把梯度置零、不回滚。</translation>
+    </message>
+    <message>
+        <source>The full policy is on: which of its parts does this data really need?</source>
+        <translation>完整的恢复策略都打开了：这份数据真正需要的是其中哪一部分？</translation>
+    </message>
+    <message>
+        <source>Only two samples are bad, and nothing else in this model overflows.</source>
+        <translation>只有两个样本是坏的，这个模型里没有别的东西会溢出。</translation>
+    </message>
+    <message>
+        <source>Train 300 steps in fp16 with a finite loss over the last 20 steps and no more than 10 steps skipped by the loss scaler.</source>
+        <translation>用 fp16 训练 300 步，最后 20 步的损失都有限，并且被损失缩放器跳过的步数不超过 10。</translation>
+    </message>
+    <message>
+        <source>The loss scaler backs off again and again: is it the gradients or the outputs that overflow?</source>
+        <translation>损失缩放器一次又一次地回退：溢出的是梯度还是输出？</translation>
+    </message>
+    <message>
+        <source>The targets are prices of about 100,000 dollars; fp16 ends at 65504.</source>
+        <translation>目标值是大约 100,000 美元的价格；而 fp16 的上限是 65504。</translation>
+    </message>
+    <message>
+        <source>Train 30 steps without a non-finite step, keeping the raw pixel inputs.</source>
+        <translation>保留原始像素输入，训练 30 步且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>The origin names exp inside the softmax.</source>
+        <translation>来源面板指出的是 softmax 里面的 exp。</translation>
+    </message>
+    <message>
+        <source>Logits of a few hundred: exp overflows past 88.7, and Inf / Inf is NaN.</source>
+        <translation>logits 有几百：exp 在超过 88.7 时溢出，而 Inf / Inf 就是 NaN。</translation>
+    </message>
+    <message>
+        <source>Train 30 steps without a non-finite step, keeping the ReLU scores.</source>
+        <translation>保留 ReLU 分数，训练 30 步且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>Only a few samples fail: look at which op in normalize produced the NaN.</source>
+        <translation>只有少数样本出错：看看 normalize 中是哪个算子产生了 NaN。</translation>
+    </message>
+    <message>
+        <source>A sample with no positive score sums to 0, and 0 / 0 is NaN.</source>
+        <translation>没有正分数的样本，其分数之和为 0，而 0 / 0 就是 NaN。</translation>
+    </message>
+    <message>
+        <source>Train 100 steps with every weight finite and a mean loss below 0.5 over the last 20 steps.</source>
+        <translation>训练 100 步，所有权重保持有限，并使最后 20 步的平均损失低于 0.5。</translation>
+    </message>
+    <message>
+        <source>The loss is finite, but look at the map and at the scale layer&apos;s parameters.</source>
+        <translation>损失是有限的，但请看看热力图以及 scale 层的参数。</translation>
+    </message>
+    <message>
+        <source>nan_to_num hides the bad samples from the loss, not from the gradient of the scale&apos;s weights.</source>
+        <translation>nan_to_num 只是对损失隐藏了坏样本，却没有对 scale 层权重的梯度隐藏它们。</translation>
+    </message>
+    <message>
+        <source>Turn on &quot;Quarantine non-finite samples&quot; in the recovery policy (--recovery skip) and start again.</source>
+        <translation>在恢复策略中打开“隔离含非有限值的样本”（--recovery skip），然后重新开始。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), the stable log: probabilities clamped to at least eps.</source>
+        <translation>打开课程中的修复（--fix）——稳定的 log：把概率截断到不小于 eps。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), BatchNorm&apos;s eps: 1e-5 is PyTorch&apos;s default.</source>
+        <translation>打开课程中的修复（--fix）——BatchNorm 的 eps：1e-5 是 PyTorch 的默认值。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), an eps inside the sqrt.</source>
+        <translation>打开课程中的修复（--fix）：在 sqrt 里加一个 eps。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), He&apos;s initialisation, and start again.</source>
+        <translation>打开课程中的修复（--fix）——He 初始化，然后重新开始。</translation>
+    </message>
+    <message>
+        <source>Keep only &quot;Quarantine non-finite samples&quot; in the recovery policy (--recovery skip), turn clipping off, and start again.</source>
+        <translation>恢复策略中只保留“隔离含非有限值的样本”（--recovery skip），关闭梯度裁剪，然后重新开始。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), normalised targets, and start again in fp16.</source>
+        <translation>打开课程中的修复（--fix）——归一化的目标值，然后用 fp16 重新开始。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), the stable softmax: shifted by the row maximum, in log space.</source>
+        <translation>打开课程中的修复（--fix）——稳定的 softmax：减去每行最大值，并在对数空间中计算。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), an eps in the divisor.</source>
+        <translation>打开课程中的修复（--fix）：在除数中加一个 eps。</translation>
+    </message>
+    <message>
+        <source>Turn on &quot;Quarantine non-finite samples&quot; (--recovery skip) so that the six bad samples never reach the model.</source>
+        <translation>打开“隔离含非有限值的样本”（--recovery skip），让这六个坏样本永远到不了模型。</translation>
+    </message>
+    <message>
+        <source>A predicted variance with nothing to keep it positive: sqrt of a negative number in forward</source>
+        <translation>预测出的方差没有任何约束保证为正：前向传播中对负数开平方</translation>
+    </message>
+    <message>
+        <source>positive variance</source>
+        <translation>为正的方差</translation>
+    </message>
+    <message>
+        <source>computes the variance as softplus(v) + 1e-6, positive for any v</source>
+        <translation>把方差计算为 softplus(v) + 1e-6，对任何 v 都为正</translation>
+    </message>
+    <message>
+        <source>Train 100 steps without a non-finite step, keeping the Gaussian likelihood and its variance head.</source>
+        <translation>保留高斯似然及其方差输出，训练 100 步且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>The origin names sqrt in the gaussian layer: what number did it get?</source>
+        <translation>来源面板指出的是 gaussian 层中的 sqrt：它拿到的是什么数？</translation>
+    </message>
+    <message>
+        <source>The head&apos;s second output is a variance, yet nothing keeps it above 0, and the samples with little noise pull it down harder the smaller it gets.</source>
+        <translation>输出层的第二个输出是方差，却没有任何东西保证它大于 0；而噪声很小的样本会把它往下拉，方差越小拉得越狠。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix), a positive variance: softplus(v) + 1e-6.</source>
+        <translation>打开课程中的修复（--fix）——为正的方差：softplus(v) + 1e-6。</translation>
     </message>
 </context>
 </TS>

@@ -286,6 +286,7 @@ class Recorder:
             "steps_per_second": self._steps / (self._step_ms / 1000.0) if self._step_ms > 0 else 0.0,
             "stopped_by_policy": False,
             "final_state_finite": self._final_finite,
+            "challenge": None,  # challenges belong to NaNScope's own scenarios
         }
         return fmt.keyed(fmt.SUMMARY_KEYS, values, "summary")
 

@@ -32,7 +32,8 @@ QString controlName(const std::string &id)
     const std::pair<const char *, QString> names[] = {
         {"lr", EventLogModel::tr("learning rate")},  {"clip", EventLogModel::tr("gradient clipping")},
         {"recovery", EventLogModel::tr("recovery")}, {"pause", EventLogModel::tr("pause on non-finite")},
-        {"precision", EventLogModel::tr("precision")}, {"loss-scaling", EventLogModel::tr("loss scaling")}};
+        {"precision", EventLogModel::tr("precision")}, {"loss-scaling", EventLogModel::tr("loss scaling")},
+        {"fix", EventLogModel::tr("the lesson's fix")}};
     for (const auto &[known, name] : names)
         if (id == known)
             return name;

@@ -1,7 +1,9 @@
 #include "widgets/control_panel.h"
 
+#include "widgets/core_text.h"
 #include "widgets/learning_rate_edit.h"
 #include "widgets/optimizer_edit.h"
+#include "widgets/scenario_fix_edit.h"
 
 #include "nanscope/devices.h"
 #include "nanscope/precision.h"
@@ -48,10 +50,8 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     runBox_ = new QGroupBox;
     auto *runForm = new QFormLayout(runBox_);
     scenario_ = new QComboBox;
-    for (const ScenarioInfo &s : scenarios()) {
+    for (const ScenarioInfo &s : scenarios())
         scenario_->addItem(QString::fromStdString(s.id), QString::fromStdString(s.id));
-        scenario_->setItemData(scenario_->count() - 1, QString::fromStdString(s.title), Qt::ToolTipRole);
-    }
     device_ = new QComboBox;
     for (const DeviceInfo &d : devices()) {
         device_->addItem(QString::fromStdString(d.description), QString::fromStdString(d.id));
@@ -87,6 +87,8 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     liveForm->addRow(new QLabel, lr_);
     liveForm->addRow(clipOn_, clip_);
     liveForm->addRow(new QLabel, precision_);
+    fix_ = new ScenarioFixEdit;
+    liveForm->addRow(new QLabel, fix_);
     outer->addWidget(liveBox_);
 
     recoveryBox_ = new QGroupBox;
@@ -118,6 +120,7 @@ ControlPanel::ControlPanel(QWidget *parent) : QWidget(parent)
     connect(clip_, &QDoubleSpinBox::valueChanged, this, &ControlPanel::emitControls);
     connect(maxRetries_, &QSpinBox::valueChanged, this, &ControlPanel::emitControls);
     connect(precision_, &QComboBox::currentIndexChanged, this, &ControlPanel::emitControls);
+    connect(fix_, &ScenarioFixEdit::edited, this, &ControlPanel::emitControls);
     for (QCheckBox *c : {clipOn_, quarantine_, zeroGrads_, rollback_, pause_})
         connect(c, &QCheckBox::toggled, this, &ControlPanel::emitControls);
     connect(device_, &QComboBox::currentIndexChanged, this, &ControlPanel::labelPrecisions);
@@ -142,7 +145,7 @@ void ControlPanel::retranslate()
     const std::pair<QWidget *, QString> labels[] = {
         {scenario_, tr("Scenario")},          {device_, tr("Device")},       {steps_, tr("Steps")},
         {seed_, tr("Seed")},                  {forecast_, tr("Forecasts")},  {optimizer_, tr("Optimizer")},
-        {lr_, tr("Learning rate")},           {precision_, tr("Precision")},
+        {lr_, tr("Learning rate")},           {precision_, tr("Precision")},  {fix_, tr("Lesson's fix")},
         {maxRetries_, tr("Retries before stopping")}};
     for (const auto &[field, text] : labels)
         if (auto *form = qobject_cast<QFormLayout *>(field->parentWidget()->layout()))
@@ -165,6 +168,8 @@ void ControlPanel::retranslate()
     pause_->setText(tr("Pause on non-finite (before the update)"));
     defaults_->setText(tr("Scenario &defaults"));
     defaults_->setToolTip(tr("Set the steps and every control above back to the scenario's (or model's) defaults"));
+    for (const ScenarioInfo &s : scenarios())
+        scenario_->setItemData(scenario_->findData(QString::fromStdString(s.id)), coreText(s.title), Qt::ToolTipRole);
     if (const int entry = scenario_->findData(kModelEntry); entry >= 0)
         scenario_->setItemText(entry, modelEntryText());
     if (const int entry = scenario_->findData(kRecordedLoopEntry); entry >= 0) {
@@ -247,6 +252,7 @@ Controls ControlPanel::controls() const
     c.recovery.rollbackOnNonFiniteLoss = rollback_->isChecked();
     c.recovery.maxRetries = maxRetries_->value();
     c.pauseOnNonFinite = pause_->isChecked();
+    c.fix = fix_->value();
     return c;
 }
 
@@ -264,6 +270,9 @@ void ControlPanel::setControls(const Controls &c)
     maxRetries_->setValue(c.recovery.maxRetries);
     maxRetries_->setEnabled(c.recovery.rollbackOnNonFiniteLoss);
     pause_->setChecked(c.pauseOnNonFinite);
+    fix_->setScenario(scenario().toStdString());  // shown only for a scenario with a fix of its own
+    fix_->setValue(c.fix);
+    static_cast<QFormLayout *>(liveBox_->layout())->setRowVisible(fix_, fix_->fix().exists());
     loading_ = false;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The run's settings and live controls: scenario or model file, device, steps, seed, optimizer, learning rate, gradient
-// clipping, precision, the recovery policy's switches and pause-on-non-finite. Settings that
+// clipping, precision, the scenario's own fix, the recovery policy's switches and pause-on-non-finite. Settings that
 // define a run (scenario, device, steps, seed, optimizer) apply at Start; the live controls are emitted as
 // soon as the user changes them, and the session applies them at the next step.
 #include "widgets/input_shape_dialog.h"
@@ -23,6 +23,7 @@ namespace nanscope {
 
 class LearningRateEdit;
 class OptimizerEdit;
+class ScenarioFixEdit;
 
 class ControlPanel final : public QWidget {
     Q_OBJECT
@@ -57,6 +58,7 @@ public:
     QComboBox *deviceBox() const { return device_; }
     QComboBox *precisionBox() const { return precision_; }
     OptimizerEdit *optimizerEdit() const { return optimizer_; }
+    ScenarioFixEdit *fixEdit() const { return fix_; }
 
 Q_SIGNALS:
     void controlsEdited(const nanscope::Controls &controls);
@@ -86,6 +88,7 @@ private:
     QCheckBox *rollback_ = nullptr;
     QSpinBox *maxRetries_ = nullptr;
     QCheckBox *pause_ = nullptr;
+    ScenarioFixEdit *fix_ = nullptr;  // the scenario's own fix, where it has one
     QGroupBox *runBox_ = nullptr;
     QGroupBox *liveBox_ = nullptr;
     QGroupBox *recoveryBox_ = nullptr;

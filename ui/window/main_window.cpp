@@ -4,6 +4,8 @@
 #include "widgets/control_panel.h"
 #include "models/event_log_model.h"
 #include "models/layer_tree_model.h"
+#include "widgets/challenge_box.h"
+#include "widgets/challenges_dialog.h"
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
 #include "window/replay_runner.h"
@@ -179,7 +181,13 @@ void MainWindow::buildDocks()
     origin_ = new OriginPanel;
     dock(this, QString(), QStringLiteral("origin"), origin_, Qt::RightDockWidgetArea);
     lesson_ = new LessonPane;
-    QDockWidget *lessonDock = dock(this, QString(), QStringLiteral("lesson"), lesson_, Qt::RightDockWidgetArea);
+    challengeBox_ = new ChallengeBox;
+    auto *lessonBox = new QWidget;
+    auto *lessonLayout = new QVBoxLayout(lessonBox);
+    lessonLayout->setContentsMargins(0, 0, 0, 0);
+    lessonLayout->addWidget(lesson_, 1);
+    lessonLayout->addWidget(challengeBox_);
+    QDockWidget *lessonDock = dock(this, QString(), QStringLiteral("lesson"), lessonBox, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), lessonDock);
 
     rankView_ = new RankStepView;
@@ -215,6 +223,8 @@ void MainWindow::showLesson()
         lesson_->showPage(modelPageMarkdown(controls_->modelPath(), controls_->modelInput(), modelGuessNote_));
     else
         lesson_->showLesson(controls_->scenario());
+    challengeBox_->showChallenge(controls_->modelSelected() ? QString() : controls_->scenario(),
+                                 challengeStates_.value(controls_->scenario()) == ChallengeState::Solved);
 }
 void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 

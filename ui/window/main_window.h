@@ -12,6 +12,7 @@
 
 #include <QMainWindow>
 #include <QElapsedTimer>
+#include <QMap>
 
 class QAction;
 class QComboBox;
@@ -26,6 +27,9 @@ class QTreeView;
 
 namespace nanscope {
 
+class ChallengeBox;
+class ChallengesDialog;
+enum class ChallengeState;
 class ControlPanel;
 class EventLogModel;
 class LayerTreeModel;
@@ -96,6 +100,8 @@ public:
     EventLogModel *eventModel() const { return eventModel_; }
     OriginPanel *originPanel() const { return origin_; }
     LessonPane *lessonPane() const { return lesson_; }
+    ChallengeBox *challengeBox() const { return challengeBox_; }
+    ChallengesDialog *challengesDialog() const { return challengesDialog_; }
     ModelOpener *modelOpener() const { return modelOpener_; }
     ReplayRunner *replayRunner() const { return replayRunner_; }
     QAction *action(const QString &objectName) const;
@@ -133,6 +139,10 @@ private:
     void showError(const QString &title, const QString &message);
     void warn(const QString &title, const QString &message);  // showError plus a window-modal box
     void showLesson();
+    // Challenges (main_window_challenges.cpp): the box below the lesson and View > Challenges.
+    void buildChallenges(QMenu *view);
+    void noteChallenge();  // a run ended: its challenge's result
+    void showChallenges();
     void recordLiveRun();
     void stopRecording();
     void rememberRecentRun(const QString &path);
@@ -164,6 +174,9 @@ private:
     QTableView *eventView_ = nullptr;
     OriginPanel *origin_ = nullptr;
     LessonPane *lesson_ = nullptr;
+    ChallengeBox *challengeBox_ = nullptr;
+    ChallengesDialog *challengesDialog_ = nullptr;    // made when first asked for
+    QMap<QString, ChallengeState> challengeStates_;  // by scenario id, this session's runs
     ModelOpener *modelOpener_ = nullptr;
     QString modelGuessNote_;
     QComboBox *rankBox_ = nullptr;   // the ranks of an opened job

@@ -134,6 +134,7 @@ void MainWindow::buildActions()
                         [this](bool on) { plots_->setLogScale(on); });
     log->setCheckable(true);
     view->addAction(log);
+    buildChallenges(view);
     view->addSeparator();
     for (QDockWidget *d : findChildren<QDockWidget *>())
         view->addAction(d->toggleViewAction());

@@ -56,6 +56,7 @@ void MainWindow::retranslate()
         {"quit", tr("&Quit"), {}},
         {"presentation", tr("&Presentation mode"), {}},
         {"logScale", tr("&Log scale"), {}},
+        {"challenges", tr("&Challenges…"), tr("Every scenario's challenge and whether this session met it")},
     };
     for (const ActionText &t : actions) {
         QAction *a = action(QString::fromLatin1(t.name));

@@ -4,6 +4,8 @@
 #include "window/main_window.h"
 
 #include "widgets/control_panel.h"
+#include "widgets/challenge_box.h"
+#include "widgets/challenges_dialog.h"
 #include "widgets/lesson_pane.h"
 
 #include "nanscope/job_folder.h"
@@ -193,6 +195,8 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
         lesson_->showPage(tr("# Recorded run of a model\n\n`%1` (sha256 `%2`), recorded with NaNScope %3 on %4.")
                               .arg(QString::fromStdString(info.modelPath), QString::fromStdString(info.modelSha256),
                                    QString::fromStdString(info.nanscopeVersion), QString::fromStdString(info.created)));
+    const QString scenario = QString::fromStdString(info.scenario);  // empty: no challenge, the box hides
+    challengeBox_->showChallenge(scenario, challengeStates_.value(scenario) == ChallengeState::Solved);
     QString error;
     controller_.start(info.config, &error);  // plays the file; a recorded run cannot refuse
     rememberRecentRun(path);

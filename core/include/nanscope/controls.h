@@ -57,6 +57,9 @@ struct Controls {
     LossScaling lossScaling;  // used when precision is FP16
     RecoveryPolicy recovery;
     bool pauseOnNonFinite = false;
+    // The fix the scenario's lesson teaches (ScenarioInfo::fix): empty = off, else on with this
+    // value (an eps; 0 for a fix that has no value). Ignored by a scenario without one.
+    std::optional<double> fix;
 };
 
 const char *precisionName(Precision p);  // "fp32", "fp16", "bf16"

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,7 +119,7 @@ EventKind eventKindFromId(const std::string &id);  // Info for an id it does not
 // One control the user changed, as text: "lr", "0.1", "0.01". A ControlChange event carries one
 // for each control that changed at that step boundary; its text says them all in one line.
 struct ControlChange {
-    std::string control;  // lr, clip, recovery, pause, precision, loss-scaling
+    std::string control;  // lr, clip, recovery, pause, precision, loss-scaling, fix
     std::string before;
     std::string after;
 };
@@ -138,6 +139,13 @@ struct Event {
     Origin origin;                       // FirstNonFinite and Paused: where the value was born (the step's record of a
                                          // paused step is published only once the step is decided)
     std::vector<ControlChange> changes;  // ControlChange: what changed
+};
+
+// Whether a scenario's run met its challenge (nanscope/challenge.h), decided when the run ends.
+struct ChallengeResult {
+    std::string id;    // the scenario's id
+    std::string goal;  // one sentence, in English
+    bool met = false;
 };
 
 struct RunSummary {
@@ -164,6 +172,8 @@ struct RunSummary {
     // False for a recorded run whose writer never finished it (killed, crashed): the summary
     // then covers the steps the file holds.
     bool finished = true;
+    // A scenario's run: its challenge and whether this run met it. Empty for any other run.
+    std::optional<ChallengeResult> challenge;
 };
 
 }  // namespace nanscope

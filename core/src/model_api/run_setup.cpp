@@ -20,6 +20,15 @@ at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor
         const at::Tensor oneHot = F::one_hot(target, output.size(1)).to(output.scalar_type());
         return -(oneHot * torch::log(output)).sum(1).mean();
     }
+    case LossKind::NegLogOfLogProbabilities: {
+        const at::Tensor oneHot = F::one_hot(target, output.size(1)).to(output.scalar_type());
+        return -(oneHot * output).sum(1).mean();
+    }
+    case LossKind::GaussianNll: {
+        // Written out as in a paper, as users do: no clamp of the standard deviation.
+        const at::Tensor mean = output.select(1, 0).unsqueeze(1), std = output.select(1, 1).unsqueeze(1);
+        return (torch::log(std) + (target - mean).pow(2) / (2 * std * std)).mean();
+    }
     case LossKind::ModelOwn: return output.reshape({});
     }
     throw std::logic_error("unknown loss");

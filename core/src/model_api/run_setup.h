@@ -6,14 +6,18 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace nanscope {
 
 // ModelOwn: the model's (selected) output is its own scalar loss.
-enum class LossKind { CrossEntropy, Mse, NegLogOfProbabilities, ModelOwn };
+// NegLogOfLogProbabilities: the output already holds log-probabilities. GaussianNll: the output
+// is [mean, standard deviation] per sample, the loss log(std) + (y - mean)^2 / (2 std^2).
+enum class LossKind { CrossEntropy, Mse, NegLogOfProbabilities, NegLogOfLogProbabilities, GaussianNll, ModelOwn };
 
 struct Dataset {
     at::Tensor x;                       // [N, features...]
@@ -31,6 +35,9 @@ struct RunSetup {
     double instrumentMillis = 0;  // and instrumenting its graph
     // A model file whose parameters or buffers held NaN/Inf as loaded: one line each, by name.
     std::vector<std::string> loadWarnings;
+    // A scenario's live fix (ScenarioFix): turns it on with a value, or off (empty), and returns
+    // the loss to take from now on. Empty for a run without a fix that acts at the next step.
+    std::function<LossKind(std::optional<double>)> applyFix;
 };
 
 at::Tensor computeLoss(LossKind kind, const at::Tensor &output, const at::Tensor &target);

@@ -38,7 +38,8 @@ Json controlsJson(const Controls &c)
                   {"zero_nonfinite_grads", c.recovery.zeroNonFiniteGrads},
                   {"rollback_on_nonfinite_loss", c.recovery.rollbackOnNonFiniteLoss},
                   {"max_retries", c.recovery.maxRetries}}},
-                {"pause_on_nonfinite", c.pauseOnNonFinite}};
+                {"pause_on_nonfinite", c.pauseOnNonFinite},
+                {"fix", c.fix ? numberJson(*c.fix) : Json()}};
 }
 
 Controls controlsFrom(const Json &j)
@@ -66,6 +67,8 @@ Controls controlsFrom(const Json &j)
         c.recovery.maxRetries = jsonValue(r, "max_retries", c.recovery.maxRetries);
     }
     c.pauseOnNonFinite = jsonValue(j, "pause_on_nonfinite", false);
+    if (j.contains("fix") && !j["fix"].is_null())  // older files have no fix
+        c.fix = numberFrom(j["fix"]);
     return c;
 }
 

@@ -104,7 +104,11 @@ Json summaryJson(const RunSummary &s, const std::vector<Layer> &layers)
                 {"final_learning_rate", numberJson(s.finalLearningRate)},
                 {"steps_per_second", numberJson(s.stepsPerSecond)},
                 {"stopped_by_policy", s.stoppedByPolicy},
-                {"final_state_finite", s.finalStateFinite}};
+                {"final_state_finite", s.finalStateFinite},
+                {"challenge", s.challenge ? Json{{"id", s.challenge->id},
+                                                 {"goal", s.challenge->goal},
+                                                 {"met", s.challenge->met}}
+                                          : Json()}};
 }
 
 RunSummary summaryFrom(const Json &j, const std::vector<Layer> &layers)
@@ -142,6 +146,11 @@ RunSummary summaryFrom(const Json &j, const std::vector<Layer> &layers)
     s.stepsPerSecond = jsonNumber(j, "steps_per_second", 0.0);
     s.stoppedByPolicy = jsonValue(j, "stopped_by_policy", false);
     s.finalStateFinite = jsonValue(j, "final_state_finite", true);
+    const auto challenge = j.find("challenge");
+    if (challenge != j.end() && challenge->is_object())  // null or absent: none (older files)
+        s.challenge = ChallengeResult{jsonValue<std::string>(*challenge, "id", ""),
+                                      jsonValue<std::string>(*challenge, "goal", ""),
+                                      jsonValue(*challenge, "met", false)};
     return s;
 }
 

@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace nanscope {
@@ -17,24 +18,42 @@ namespace {
 
 // exp() underflows to exactly 0 in float for logit gaps beyond ~104: softmax then holds zeros.
 struct RowL2NormImpl : torch::nn::Module {
-    // sqrt(sum x^2) written out, as users do: its gradient at an all-zero row is 0 * Inf.
-    at::Tensor forward(const at::Tensor &x) { return torch::sqrt((x * x).sum(1, /*keepdim=*/true)); }
+    // sqrt(sum x^2) written out, as users do: its gradient at an all-zero row is 0 * Inf. The fix
+    // adds eps under the root.
+    at::Tensor forward(const at::Tensor &x)
+    {
+        const at::Tensor squares = (x * x).sum(1, /*keepdim=*/true);
+        return torch::sqrt(eps ? squares + *eps : squares);
+    }
+    std::optional<double> eps;
 };
 TORCH_MODULE(RowL2Norm);
 
 // softmax written out from its definition, as tutorials first show it: exp overflows past 88.7.
+// The fix computes in log space: log-probabilities x - max - log(sum(exp(x - max))), which no
+// logit overflows and no probability underflows, for a loss that takes no further log.
 struct NaiveSoftmaxImpl : torch::nn::Module {
     at::Tensor forward(const at::Tensor &x)
     {
+        if (stable) {
+            const at::Tensor shifted = x - std::get<0>(x.max(1, /*keepdim=*/true));
+            return shifted - torch::log(torch::exp(shifted).sum(1, /*keepdim=*/true));
+        }
         const at::Tensor e = torch::exp(x);
         return e / e.sum(1, /*keepdim=*/true);
     }
+    bool stable = false;
 };
 TORCH_MODULE(NaiveSoftmax);
 
 // Scores normalised to weights that sum to 1 by dividing by their sum: a row of zeros is 0/0.
 struct SumNormalizeImpl : torch::nn::Module {
-    at::Tensor forward(const at::Tensor &x) { return x / x.sum(1, /*keepdim=*/true); }
+    at::Tensor forward(const at::Tensor &x)
+    {
+        const at::Tensor sum = x.sum(1, /*keepdim=*/true);
+        return x / (eps ? sum + *eps : sum);
+    }
+    std::optional<double> eps;  // the fix
 };
 TORCH_MODULE(SumNormalize);
 
@@ -56,6 +75,32 @@ struct NanToZeroImpl : torch::nn::Module {
     at::Tensor forward(const at::Tensor &x) { return torch::nan_to_num(x, 0.0, 0.0, 0.0); }
 };
 TORCH_MODULE(NanToZero);
+
+// A Gaussian head: column 0 is the mean, column 1 the variance as the previous layer computed it,
+// and the output's column 1 is its square root, the standard deviation the loss needs. Nothing
+// keeps that variance positive: once an update pushes it below 0, sqrt returns NaN. The fix
+// makes it positive by construction, softplus(v) + 1e-6.
+struct GaussianHeadImpl : torch::nn::Module {
+    at::Tensor forward(const at::Tensor &x)
+    {
+        const at::Tensor variance = x.select(1, 1).unsqueeze(1);
+        const at::Tensor positive = positiveVariance ? torch::softplus(variance) + 1e-6 : variance;
+        return torch::cat({x.select(1, 0).unsqueeze(1), torch::sqrt(positive)}, 1);
+    }
+    bool positiveVariance = false;
+};
+TORCH_MODULE(GaussianHead);
+
+// softmax followed, with the fix, by a floor on the probabilities so that log() sees no 0.
+struct FlooredSoftmaxImpl : torch::nn::Module {
+    at::Tensor forward(const at::Tensor &x)
+    {
+        const at::Tensor p = torch::softmax(x, 1);
+        return floor ? p.clamp_min(*floor) : p;
+    }
+    std::optional<double> floor;
+};
+TORCH_MODULE(FlooredSoftmax);
 
 }  // namespace
 
@@ -130,9 +175,14 @@ std::unique_ptr<ObservedSequential> logZero(const RunConfig &, RunSetup &s)
         fc->weight.normal_(0.0, 20.0);  // logits ~ N(0, 200): gaps far past exp's range
     }
     m->add("fc", nn::AnyModule(fc));
-    m->add("softmax", nn::AnyModule(nn::Softmax(1)));
+    FlooredSoftmax softmax;
+    m->add("softmax", nn::AnyModule(softmax));
     s.data = randomClassification(500, 100, 10);
     s.loss = LossKind::NegLogOfProbabilities;
+    s.applyFix = [softmax](std::optional<double> eps) mutable {
+        softmax->floor = eps;
+        return LossKind::NegLogOfProbabilities;
+    };
     return m;
 }
 
@@ -145,6 +195,10 @@ std::unique_ptr<ObservedSequential> bnConstant(const RunConfig &config, RunSetup
     // momentum=None: running statistics are the plain average over the calibration batches.
     nn::BatchNorm1d bn(nn::BatchNormOptions(100).eps(eps).momentum(c10::nullopt));
     m->add("bn", nn::AnyModule(bn));
+    s.applyFix = [bn, eps](std::optional<double> fixedEps) mutable {
+        bn->options.eps(fixedEps.value_or(eps));  // read by every forward
+        return LossKind::CrossEntropy;
+    };
     m->add("fc", nn::AnyModule(nn::Linear(100, 10)));
     s.data = randomClassification(500, 100, 10);
     s.data.x.select(1, 0).fill_(3.0);  // a feature that never varies (a stuck sensor, say)
@@ -164,8 +218,13 @@ std::unique_ptr<ObservedSequential> sqrtBackward(const RunConfig &, RunSetup &s)
     auto m = std::make_unique<ObservedSequential>("NormRegressor");
     m->add("fc", nn::AnyModule(nn::Linear(nn::LinearOptions(100, 16).bias(false))));
     m->add("relu", nn::AnyModule(nn::ReLU()));
-    m->add("norm", nn::AnyModule(RowL2Norm()));
+    RowL2Norm norm;
+    m->add("norm", nn::AnyModule(norm));
     m->add("head", nn::AnyModule(nn::Linear(1, 1)));
+    s.applyFix = [norm](std::optional<double> eps) mutable {
+        norm->eps = eps;
+        return LossKind::Mse;
+    };
     at::Tensor x = torch::randn({500, 100});
     x.slice(0, 0, 500, 8).zero_();  // zero-padded samples: every 8th row is all zeros
     s.data = {x, torch::randn({500, 1})};
@@ -179,10 +238,15 @@ std::unique_ptr<ObservedSequential> softmaxOverflow(const RunConfig &, RunSetup 
 {
     auto m = std::make_unique<ObservedSequential>("PixelClassifier");
     m->add("fc", nn::AnyModule(nn::Linear(100, 10)));
-    m->add("softmax", nn::AnyModule(NaiveSoftmax()));
+    NaiveSoftmax softmax;
+    m->add("softmax", nn::AnyModule(softmax));
     // A braced list is evaluated left to right: the pixels are drawn before the labels.
     s.data = {torch::floor(torch::rand({500, 100}) * 256.0), torch::randint(10, {500}, torch::kLong)};
     s.loss = LossKind::NegLogOfProbabilities;
+    s.applyFix = [softmax](std::optional<double> on) mutable {
+        softmax->stable = on.has_value();
+        return on ? LossKind::NegLogOfLogProbabilities : LossKind::NegLogOfProbabilities;
+    };
     return m;
 }
 
@@ -193,7 +257,12 @@ std::unique_ptr<ObservedSequential> zeroDivision(const RunConfig &, RunSetup &s)
     auto m = std::make_unique<ObservedSequential>("ScoreNormalizer");
     m->add("score", nn::AnyModule(nn::Linear(100, 4)));
     m->add("relu", nn::AnyModule(nn::ReLU()));
-    m->add("normalize", nn::AnyModule(SumNormalize()));
+    SumNormalize normalize;
+    m->add("normalize", nn::AnyModule(normalize));
+    s.applyFix = [normalize](std::optional<double> eps) mutable {
+        normalize->eps = eps;
+        return LossKind::CrossEntropy;
+    };
     m->add("head", nn::AnyModule(nn::Linear(4, 10)));
     s.data = randomClassification(500, 100, 10);
     return m;
@@ -218,8 +287,8 @@ std::unique_ptr<ObservedSequential> hiddenByNanToNum(const RunConfig &, RunSetup
     const at::Tensor w = torch::randn({kFeatures, 1});
     const at::Tensor y = x.matmul(w) + 0.1 * torch::randn({1600, 1});
     // Sample -> the sensor that dropped out in it (the labels were recorded before the fault).
-    const std::pair<int64_t, double> dropouts[] = {{100, NAN},  {400, INFINITY},  {700, NAN},
-                                                   {1000, -INFINITY}, {1300, NAN}, {1550, INFINITY}};
+    const std::pair<int64_t, double> dropouts[] = {{100, NAN},        {400, INFINITY}, {700, NAN},
+                                                   {1000, -INFINITY}, {1300, NAN},     {1550, INFINITY}};
     int64_t sensor = 0;
     for (const auto &[sample, value] : dropouts)
         x[sample][sensor++] = value;
@@ -228,9 +297,36 @@ std::unique_ptr<ObservedSequential> hiddenByNanToNum(const RunConfig &, RunSetup
     return m;
 }
 
+// Heteroscedastic regression: the model predicts a mean and a variance per sample and trains on
+// the Gaussian negative log-likelihood. The variance starts near 1; the samples with little noise
+// pull it down each step, by a gradient that grows like 1 / variance, until one update jumps past 0.
+std::unique_ptr<ObservedSequential> negativeVariance(const RunConfig &, RunSetup &s)
+{
+    auto m = std::make_unique<ObservedSequential>("GaussianRegressor");
+    m->add("body", nn::AnyModule(nn::Linear(8, 32)));
+    m->add("relu", nn::AnyModule(nn::ReLU()));
+    nn::Linear head(32, 2);
+    {
+        torch::NoGradGuard noGrad;
+        head->bias[1] = 1.0;  // a variance of about 1 to start with
+    }
+    m->add("head", nn::AnyModule(head));
+    GaussianHead gaussian;
+    m->add("gaussian", nn::AnyModule(gaussian));
+    const at::Tensor x = torch::randn({500, 8});
+    const at::Tensor noise = 0.02 + 0.5 * x.select(1, 0).abs().unsqueeze(1);
+    s.data = {x, x.matmul(torch::randn({8, 1}) * 0.5) + noise * torch::randn({500, 1})};
+    s.loss = LossKind::GaussianNll;
+    s.applyFix = [gaussian](std::optional<double> on) mutable {
+        gaussian->positiveVariance = on.has_value();
+        return LossKind::GaussianNll;
+    };
+    return m;
+}
+
 // A price regression whose targets were left in dollars (about 1e5): the MLP's output has to
 // grow past fp16's largest value, 65504, to fit them.
-std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, RunSetup &s)
+std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &config, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("PriceMLP");
     m->add("fc1", nn::AnyModule(nn::Linear(16, 64)));
@@ -240,20 +336,26 @@ std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &, RunSetup &s)
     m->add("head", nn::AnyModule(nn::Linear(64, 1)));
     const at::Tensor x = torch::randn({500, 16});
     const at::Tensor w = torch::randn({16, 1}) / 4.0;
-    s.data = {x, 1e5 + 3e4 * x.matmul(w)};
+    at::Tensor prices = 1e5 + 3e4 * x.matmul(w);
+    if (initialControls(config).fix)  // the fix: targets in standard units, as a data pipeline should give
+        prices = (prices - prices.mean()) / prices.std();
+    s.data = {x, prices};
     s.loss = LossKind::Mse;
     s.optimizer = OptimizerKind::AdamW;
     return m;
 }
 
-std::unique_ptr<ObservedSequential> explodingDeep(const RunConfig &, RunSetup &s)
+std::unique_ptr<ObservedSequential> explodingDeep(const RunConfig &config, RunSetup &s)
 {
     auto m = std::make_unique<ObservedSequential>("DeepMLP");
+    const bool heInit = initialControls(config).fix.has_value();  // the fix
     for (int i = 0; i < 30; ++i) {
-        nn::Linear fc(i == 0 ? 100 : 64, 64);
+        const int64_t fanIn = i == 0 ? 100 : 64;
+        nn::Linear fc(fanIn, 64);
         {
             torch::NoGradGuard noGrad;
-            fc->weight.normal_(0.0, 4.0);  // ~20x the He init: each layer multiplies by ~20
+            // 4 is ~20x the He init: each layer multiplies by ~20.
+            fc->weight.normal_(0.0, heInit ? std::sqrt(2.0 / double(fanIn)) : 4.0);
         }
         m->add("fc" + std::to_string(i + 1), nn::AnyModule(fc));
         m->add("relu" + std::to_string(i + 1), nn::AnyModule(nn::ReLU()));
@@ -266,11 +368,19 @@ std::unique_ptr<ObservedSequential> explodingDeep(const RunConfig &, RunSetup &s
 // The builder of each scenario of the catalogue (contract/scenario_catalogue.cpp), by id: adding a
 // scenario is one entry there, one here, its lesson (resources/lessons/) and its test.
 const std::pair<const char *, ScenarioBuilder> kBuilders[] = {
-    {"large-lr-ce", largeLrCe},       {"large-lr-mse", largeLrMse},     {"nan-input", poisonedData},
-    {"log-zero", logZero},            {"bn-constant", bnConstant},      {"sqrt-backward", sqrtBackward},
-    {"exploding-deep", explodingDeep}, {"safe-training", poisonedData}, {"fp16-overflow", fp16Overflow},
-    {"softmax-overflow", softmaxOverflow}, {"zero-division", zeroDivision},
+    {"large-lr-ce", largeLrCe},
+    {"large-lr-mse", largeLrMse},
+    {"nan-input", poisonedData},
+    {"log-zero", logZero},
+    {"bn-constant", bnConstant},
+    {"sqrt-backward", sqrtBackward},
+    {"exploding-deep", explodingDeep},
+    {"safe-training", poisonedData},
+    {"fp16-overflow", fp16Overflow},
+    {"softmax-overflow", softmaxOverflow},
+    {"zero-division", zeroDivision},
     {"hidden-by-nan-to-num", hiddenByNanToNum},
+    {"negative-variance", negativeVariance},
 };
 
 ScenarioBuilder builderOf(const std::string &id)

@@ -4,11 +4,13 @@
 #include "capsule/capsule_codec.h"
 #include "scenarios/scenarios.h"
 #include "training/trainer.h"
+#include "nanscope/challenge.h"
 #include "nanscope/run_threads.h"
 
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -53,6 +55,7 @@ void RunLoop::run()
         }
     }
     tally_.fill(summary_);
+    judgeChallenge();
     link_.notify([this](RunObserver &o) { o.runFinished(summary_); });
     setState(summary_.error.empty() ? SessionState::Finished : SessionState::Failed);
 }
@@ -335,6 +338,9 @@ StepRecordPtr RunLoop::publish(std::shared_ptr<StepRecord> record)
 {
     const StepRecordPtr published = std::move(record);
     tally_.add(*published);
+    recentLosses_.push_back(published->loss);
+    if (recentLosses_.size() > std::size_t(kChallengeLossWindow))
+        recentLosses_.pop_front();
     link_.notify([&published](RunObserver &o) { o.stepRecorded(published); });
     // Once applied: the update ratios of this step's update are in the record.
     for (Event &warning : forecast_.add(*published, published->precision, trainer_->precisionLabel()))
@@ -360,6 +366,15 @@ void RunLoop::describeState()
     summary_.finalLossScale = trainer_->lossScale();
     summary_.precision = trainer_->precisionLabel();
     summary_.optimizer = trainer_->optimizerSettings().label();
+}
+
+void RunLoop::judgeChallenge()
+{
+    double mean = recentLosses_.empty() ? std::nan("") : 0.0;
+    for (double loss : recentLosses_)
+        mean += loss / double(recentLosses_.size());  // NaN as soon as one loss is not finite
+    const Controls controls = trainer_ ? trainer_->controls() : initialControls(config_);
+    summary_.challenge = checkChallenge(config_, ChallengeEvidence{summary_, controls, mean});
 }
 
 void RunLoop::raise(Event event)

@@ -10,6 +10,7 @@
 #include "nanscope/step_tally.h"
 
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,7 @@ private:
     void compareRankParameters(int step, bool final);
     void finish();
     void describeState();  // the summary's final state: lr, precision, loss scale, optimizer
+    void judgeChallenge();  // the summary's challenge, from the summary and the recent losses
 
     void raise(Event event);  // a Rollback event, the policy's or the user's, counts in the summary
     void setState(SessionState state);
@@ -92,6 +94,7 @@ private:
     RunSummary summary_;
     TrendForecast forecast_;
     StepTally tally_;  // of the published records: what the summary counts
+    std::deque<double> recentLosses_;  // the last kChallengeLossWindow published losses
     bool firstNonFiniteRaised_ = false;
     bool retry_ = false;
     std::vector<std::int64_t> retryQuarantined_;  // by the attempt a retry superseded

@@ -71,6 +71,14 @@ std::vector<ControlChange> diffControls(const Controls &a, const Controls &b, co
         parts.push_back(b.lossScaling.enabled ? "loss scaling from " + formatNumber(b.lossScaling.initialScale)
                                               : std::string("loss scaling off"));
     }
+    if (a.fix != b.fix) {
+        // The value is an eps where the scenario's fix has one; a plain switch holds 0.
+        const auto fixName = [](const std::optional<double> &f) {
+            return f ? (*f != 0.0 ? "on, " + formatNumber(*f) : std::string("on")) : std::string("off");
+        };
+        changes.push_back({"fix", fixName(a.fix), fixName(b.fix)});
+        parts.push_back("fix " + fixName(b.fix));
+    }
     text.clear();
     for (const std::string &p : parts)
         text += (text.empty() ? "" : ", ") + p;

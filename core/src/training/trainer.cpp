@@ -58,10 +58,12 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerSettings &
 
 Trainer::Trainer(RunSetup setup, const RunConfig &config)
     : config_(config), model_(std::move(setup.model)), data_(std::move(setup.data)), loss_(setup.loss),
+      applyFix_(std::move(setup.applyFix)),
       batchSize_(setup.batchSize), shuffler_(config.seed), snapshots_(std::size_t(std::max(1, config.snapshotRing)))
 {
     controls_ = initialControls(config);
     lr_ = controls_.learningRate;
+    applyScenarioFix();
     if (config.device != "cpu") {
         if (config.device == "cuda" && !torch::cuda::is_available())
             throw std::invalid_argument("CUDA was requested but LibTorch sees no CUDA device");
@@ -94,10 +96,19 @@ std::vector<ControlChange> Trainer::applyControls(const Controls &c, std::string
     if (c.learningRate != controls_.learningRate)
         lr_ = c.learningRate;
     const bool precisionChanged = c.precision != controls_.precision || c.lossScaling != controls_.lossScaling;
+    const bool fixChanged = c.fix != controls_.fix;
     controls_ = c;
     if (precisionChanged)
         applyPrecision();
+    if (fixChanged)
+        applyScenarioFix();
     return changes;
+}
+
+void Trainer::applyScenarioFix()
+{
+    if (applyFix_)
+        loss_ = applyFix_(controls_.fix);
 }
 
 bool Trainer::stateFinite() const

@@ -72,6 +72,7 @@ public:
     // Applies changed controls (a new LR replaces the rollback-halved one). Returns what changed,
     // empty when nothing did; `text` gets it as one line ("lr 0.01, clip off").
     std::vector<ControlChange> applyControls(const Controls &c, std::string *text = nullptr);
+    const Controls &controls() const { return controls_; }
 
     std::shared_ptr<StepRecord> computeStep(bool retrySameBatch = false);
     // A user's own training step with nothing NaNScope adds (no health scan, no snapshot, no
@@ -129,6 +130,8 @@ private:
     // `record` receives the probe's map; without a probe it is not touched (may be null).
     void runForwardBackward(const Batch &b, Probe *probe, StepRecord *record);
     void nameOpOfOrigin(const Batch &b, StepRecord &record);
+    // Puts the current controls' scenario fix into the model (and the loss it takes).
+    void applyScenarioFix();
     // Sets up the current controls' precision: loss scaler, fp16 emulation on the CPU.
     void applyPrecision();
     void attachHalfGradRounding();
@@ -141,6 +144,7 @@ private:
     std::unique_ptr<ModelAdapter> model_;
     Dataset data_;
     LossKind loss_;
+    std::function<LossKind(std::optional<double>)> applyFix_;  // the scenario's live fix, if it has one
     int batchSize_;
     OptimizerSettings optimizerSettings_;
     std::unique_ptr<torch::optim::Optimizer> optimizer_;

@@ -49,6 +49,7 @@ void Trainer::restoreControls(const Controls &controls, double learningRate, dou
 {
     controls_ = controls;
     applyPrecision();
+    applyScenarioFix();
     if (scaling_)
         scaler_.restore(lossScale, growthTracker);
     lr_ = learningRate;
