@@ -59,6 +59,12 @@ struct GuiOptions {
                                 QStringLiteral("the window's language: en or zh_CN (default: the one chosen in View › "
                                                "Language, else the system's)"),
                                 QStringLiteral("LANG")};
+    QCommandLineOption fix{QStringLiteral("fix"),
+                           QStringLiteral("start with the scenario's own fix on (the Lesson's fix control)")};
+    QCommandLineOption dock{QStringLiteral("dock"),
+                            QStringLiteral("the panel to bring to the front on the right: origin, lesson, ranks or "
+                                           "comparison"),
+                            QStringLiteral("NAME")};
     // Answered before QApplication, as help is, with the LibTorch and Qt versions (versionLine).
     QCommandLineOption version{QStringLiteral("version"),
                                QStringLiteral("the version, and the LibTorch and Qt it was built with")};
@@ -71,7 +77,7 @@ struct GuiOptions {
                 .arg(QString::fromStdString(nanscope::cli::subcommandList())));
         parser.addHelpOption();
         parser.addOptions(
-            {scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare, language, version});
+            {scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare, language, fix, dock, version});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
                                      QStringLiteral("a model (the same as --model FILE.pt), a recorded run to open "
                                                     "(also: nanscope open FILE.nsrun), or a job's run folder"));
@@ -200,6 +206,10 @@ int runGui(int argc, char **argv)
     }
     if (parser.isSet(options.steps))
         window.setSteps(parser.value(options.steps).toInt());
+    if (parser.isSet(options.fix) && !window.controlPanel()->switchScenarioFix(true))
+        return fail(QStringLiteral("--fix: scenario '%1' has no fix of its own").arg(window.controlPanel()->scenario()));
+    if (parser.isSet(options.dock) && !window.raiseDock(parser.value(options.dock)))
+        return fail(QStringLiteral("--dock is origin, lesson, ranks or comparison, got '%1'").arg(parser.value(options.dock)));
     window.show();
     if (parser.isSet(options.screenshot)) {
         const QString file = parser.value(options.screenshot);

@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -42,6 +43,8 @@ private Q_SLOTS:
     void fixMeetsTheChallengeInTheFile();
     void fixIsRefusedWhereItDoesNotApply_data();
     void fixIsRefusedWhereItDoesNotApply();
+    void windowOptionsForAClassroom_data();
+    void windowOptionsForAClassroom();
 };
 
 void TestCli::scenariosListsEveryId()
@@ -284,6 +287,43 @@ void TestCli::fixIsRefusedWhereItDoesNotApply()
     const Output o = run(QStringList{QStringLiteral("run")} + args);
     QCOMPARE(o.code, 2);
     QVERIFY2(o.err.contains(message), qPrintable(o.err));
+}
+
+// The window's --fix and --dock, as screenshots and a teacher's scripts use them.
+void TestCli::windowOptionsForAClassroom_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("fix and lesson") << QStringList{"--language", "zh_CN", "--scenario", "zero-division", "--fix",
+                                                   "--dock", "lesson", "--steps", "3"}
+                                    << 0 << QString();
+    QTest::newRow("no fix of its own") << QStringList{"--scenario", "large-lr-mse", "--fix"} << 2
+                                       << "nanscope: --fix: scenario 'large-lr-mse' has no fix of its own";
+    QTest::newRow("unknown dock") << QStringList{"--dock", "nowhere"} << 2
+                                  << "nanscope: --dock is origin, lesson, ranks or comparison, got 'nowhere'";
+}
+
+void TestCli::windowOptionsForAClassroom()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString shot = dir.filePath(QStringLiteral("window.png"));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.path());  // no language saved by another test
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(NANSCOPE_EXE), args + QStringList{QStringLiteral("--screenshot"), shot});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), code);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    if (code == 0)
+        QVERIFY2(QFileInfo(shot).size() > 10000, qPrintable(err));
+    else
+        QVERIFY2(err.contains(message), qPrintable(err));
 }
 
 void TestCli::precisionFlagChangesTheRun_data()

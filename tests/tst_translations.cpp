@@ -91,12 +91,12 @@ void TestTranslations::translationCoversEverySourceText()
     QVERIFY(QFile::copy(kTsFile, copy));
     QProcess lupdate;
     lupdate.setProcessChannelMode(QProcess::MergedChannels);
+    const QStringList sources = QStringList{QStringLiteral(NANSCOPE_SOURCE_DIR "/ui"),
+                                           QStringLiteral(NANSCOPE_SOURCE_DIR "/app")} +
+                                QStringLiteral(NANSCOPE_CORE_TEXTS).split(QLatin1Char(','));
     lupdate.start(QStringLiteral(NANSCOPE_LUPDATE),
-                  {QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("-no-obsolete"),
-                   QStringLiteral(NANSCOPE_SOURCE_DIR "/ui"), QStringLiteral(NANSCOPE_SOURCE_DIR "/app"),
-                   QStringLiteral(NANSCOPE_SOURCE_DIR "/core/src/contract/scenario_catalogue.cpp"),
-                   QStringLiteral(NANSCOPE_SOURCE_DIR "/core/src/contract/challenges.cpp"),
-                   QStringLiteral("-ts"), copy});
+                  QStringList{QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("-no-obsolete")} +
+                      sources + QStringList{QStringLiteral("-ts"), copy});
     QVERIFY(lupdate.waitForFinished(60000));
     const QString out = QString::fromLocal8Bit(lupdate.readAll());
     QCOMPARE(lupdate.exitCode(), 0);
@@ -132,6 +132,13 @@ void TestTranslations::windowShowsChineseAndSwitchesBack()
     QCOMPARE(fixSwitch->text(), QStringLiteral("除数中的 eps"));
     QCOMPARE(w.findChild<QLabel *>(QStringLiteral("challengeGoal"))->text(),
              QStringLiteral("保留 ReLU 分数，训练 30 步且没有任何一步出现非有限值。"));
+
+    // Presentation mode enlarges the Chinese window as it does the English one.
+    const qreal normal = w.font().pointSizeF();
+    w.action(QStringLiteral("presentation"))->trigger();
+    QVERIFY(w.font().pointSizeF() > normal * 1.5);
+    QVERIFY(w.findChild<QLabel *>(QStringLiteral("challengeGoal"))->font().pointSizeF() > normal * 1.5);
+    w.setPresentationMode(false);
 
     // English at once, without a new window: menus, docks and the origin's sentence.
     w.findChild<QAction *>(QStringLiteral("language_en"))->trigger();

@@ -1984,5 +1984,25 @@ The rank of the job that went non-finite first.</source>
         <source>Turn on the lesson&apos;s fix (--fix), a positive variance: softplus(v) + 1e-6.</source>
         <translation>打开课程中的修复（--fix）——为正的方差：softplus(v) + 1e-6。</translation>
     </message>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已结束</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
 </context>
 </TS>

@@ -14,3 +14,5 @@ trap 'rm -rf "$tmp"' EXIT
     --screenshot docs/resnet18-map.png
 "$nanscope" run --scenario nan-input --steps 12 --ranks 2 --record "$tmp/job" > /dev/null
 "$nanscope" "$tmp/job" --screenshot docs/job-ranks.png
+"$nanscope" --language zh_CN --scenario zero-division --steps 30 --screenshot docs/zh-origin.png
+"$nanscope" --language zh_CN --scenario negative-variance --fix --dock lesson --screenshot docs/zh-lesson.png

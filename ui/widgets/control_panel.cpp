@@ -240,6 +240,14 @@ void ControlPanel::selectScenario(const QString &id)
 
 void ControlPanel::setSteps(int steps) { steps_->setValue(steps); }
 
+bool ControlPanel::switchScenarioFix(bool on)
+{
+    if (!fix_->fix().exists())
+        return false;
+    fix_->switchBox()->setChecked(on);
+    return true;
+}
+
 Controls ControlPanel::controls() const
 {
     Controls c;

@@ -59,6 +59,8 @@ public:
     QComboBox *precisionBox() const { return precision_; }
     OptimizerEdit *optimizerEdit() const { return optimizer_; }
     ScenarioFixEdit *fixEdit() const { return fix_; }
+    // Turns the scenario's own fix on or off; false when the scenario has none.
+    bool switchScenarioFix(bool on);
 
 Q_SIGNALS:
     void controlsEdited(const nanscope::Controls &controls);

@@ -5,6 +5,7 @@
 #include "models/event_log_model.h"
 #include "models/layer_tree_model.h"
 #include "widgets/challenge_box.h"
+#include "widgets/core_text.h"
 #include "widgets/challenges_dialog.h"
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
@@ -377,7 +378,7 @@ void MainWindow::updateStatus()
         rateSteps_ = 0;
     }
     stateLabel_->setText(showingRecordedRun() && state_ == SessionState::Running ? tr("following")
-                                                                      : QString::fromLatin1(sessionStateName(state_)));
+                                                                      : coreText(sessionStateName(state_)));
     stepLabel_->setText(lastRecord_ ? tr("step %1").arg(lastRecord_->step) : tr("no steps"));
     rateLabel_->setText(tr("%1 steps/s").arg(stepsPerSecond_, 0, 'f', stepsPerSecond_ < 10 ? 1 : 0));
     if (deviceLabel_->text().isEmpty())

@@ -101,6 +101,8 @@ public:
     OriginPanel *originPanel() const { return origin_; }
     LessonPane *lessonPane() const { return lesson_; }
     ChallengeBox *challengeBox() const { return challengeBox_; }
+    // Brings a dock to the front by name (origin, lesson, ranks, comparison); false for another.
+    bool raiseDock(const QString &name);
     ChallengesDialog *challengesDialog() const { return challengesDialog_; }
     ModelOpener *modelOpener() const { return modelOpener_; }
     ReplayRunner *replayRunner() const { return replayRunner_; }

@@ -142,6 +142,18 @@ void MainWindow::buildActions()
     buildLanguageMenu(view);
 }
 
+bool MainWindow::raiseDock(const QString &name)
+{
+    const QStringList tabs{QStringLiteral("origin"), QStringLiteral("lesson"), QStringLiteral("ranks"),
+                           QStringLiteral("comparison")};
+    auto *dock = tabs.contains(name) ? findChild<QDockWidget *>(name) : nullptr;
+    if (!dock)
+        return false;
+    dock->show();
+    dock->raise();
+    return true;
+}
+
 QAction *MainWindow::action(const QString &objectName) const { return findChild<QAction *>(objectName); }
 
 void MainWindow::openModel(const QString &path) { modelOpener_->open(path); }
