@@ -123,6 +123,9 @@ inline QString diffEvent(const Event &a, const Event &b)
         if (a.changes[i].control != b.changes[i].control || a.changes[i].before != b.changes[i].before ||
             a.changes[i].after != b.changes[i].after)
             return QString("event: control change %1 differs").arg(i);
+    if (!(a.message == b.message))
+        return QString("event: message live '%1', read '%2'")
+            .arg(QString::fromStdString(a.message.id), QString::fromStdString(b.message.id));
     return {};
 }
 
@@ -167,6 +170,13 @@ inline QString diffSummary(const RunSummary &a, const RunSummary &b)
         return differs("stopped, final state finite, finished",
                        ids(std::vector<int>{a.stoppedByPolicy, a.finalStateFinite, a.finished}),
                        ids(std::vector<int>{b.stoppedByPolicy, b.finalStateFinite, b.finished}));
+    const auto challenge = [](const RunSummary &s) {
+        return s.challenge ? QString::fromStdString(s.challenge->id + " | " + s.challenge->goal) +
+                                 (s.challenge->met ? " | met" : " | not met")
+                           : QString("none");
+    };
+    if (challenge(a) != challenge(b))
+        return differs("challenge", challenge(a), challenge(b));
     return {};
 }
 

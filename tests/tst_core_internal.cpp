@@ -308,9 +308,13 @@ void TestCoreInternal::rollbackRestoresBuffersAndOptimizerBitForBit()
     QVERIFY(!moments.empty());
     QVERIFY(!sameBits(cloneAll(trainer.model().buffers()), buffers));  // training moved them on
     QVERIFY(!sameBits(adamMoments(trainer.optimizer()), moments));
-    std::string what;
+    EventMessage what;
     QVERIFY(trainer.rollback(true, &what));
-    QVERIFY(what.find("step 10") != std::string::npos);
+    QCOMPARE(what.id, std::string("restored-lr-halved"));
+    QCOMPARE(what.args, (std::vector<std::string>{"10", "0.0005"}));
+    QCOMPARE(composeEventText(what),
+             std::string("non-finite loss: restored the state of step 10 (parameters, buffers, optimizer), lr halved "
+                         "to 0.0005"));
     QVERIFY(sameBits(cloneAll(trainer.model().parameters()), params));
     QVERIFY(sameBits(cloneAll(trainer.model().buffers()), buffers));
     QVERIFY(sameBits(adamMoments(trainer.optimizer()), moments));

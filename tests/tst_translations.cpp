@@ -6,6 +6,7 @@
 #include "widgets/map_colour_scale.h"
 #include "widgets/nan_map_view.h"
 #include "widgets/origin_panel.h"
+#include "models/event_log_model.h"
 #include "window/main_window.h"
 
 #include <QAction>
@@ -127,6 +128,12 @@ void TestTranslations::windowShowsChineseAndSwitchesBack()
              qPrintable(w.originText()));
     const auto *scale = w.nanMap()->findChild<MapColourScale *>(QStringLiteral("mapScale"));
     QCOMPARE(scale->label(), QStringLiteral("NaN/Inf 值所占比例"));
+    // The events' sentences, composed from their message in the window's language.
+    const auto eventText = [&w](int row) {
+        return w.eventModel()->index(row, EventLogModel::MessageColumn).data().toString();
+    };
+    QCOMPARE(eventText(0), QStringLiteral("运行 1：zero-division，设备 cpu，fp32，sgd"));
+    QVERIFY2(eventText(2).startsWith(QStringLiteral("第 0 步的胶囊（first-non-finite）：")), qPrintable(eventText(2)));
     // The core's texts too: the scenario's fix and its challenge, from the core's catalogue.
     const auto *fixSwitch = w.findChild<QCheckBox *>(QStringLiteral("scenarioFixSwitch"));
     QCOMPARE(fixSwitch->text(), QStringLiteral("除数中的 eps"));
@@ -150,6 +157,7 @@ void TestTranslations::windowShowsChineseAndSwitchesBack()
              qPrintable(w.originText()));
     QCOMPARE(scale->label(), QStringLiteral("share of NaN/Inf values"));
     QCOMPARE(fixSwitch->text(), QStringLiteral("eps in the divisor"));
+    QCOMPARE(eventText(0), QStringLiteral("run 1: zero-division on cpu, fp32, sgd"));
     QCOMPARE(w.findChild<QLabel *>(QStringLiteral("challengeGoal"))->text(),
              QStringLiteral("Train 30 steps without a non-finite step, keeping the ReLU scores."));
 

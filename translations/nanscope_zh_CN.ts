@@ -2004,5 +2004,97 @@ The rank of the job that went non-finite first.</source>
         <source>failed</source>
         <translation>失败</translation>
     </message>
+    <message>
+        <source>run %1: %2 on %3, %4, %5</source>
+        <translation>运行 %1：%2，设备 %3，%4，%5</translation>
+    </message>
+    <message>
+        <source>batch skipped</source>
+        <translation>已跳过该批次</translation>
+    </message>
+    <message>
+        <source>retrying the step</source>
+        <translation>正在重试这一步</translation>
+    </message>
+    <message>
+        <source>quarantined samples %1</source>
+        <translation>已隔离样本 %1</translation>
+    </message>
+    <message>
+        <source>non-finite gradient entries set to 0</source>
+        <translation>非有限的梯度元素已置为 0</translation>
+    </message>
+    <message>
+        <source>restored the state of step %1 (parameters, buffers, optimizer)</source>
+        <translation>已恢复第 %1 步的状态（参数、缓冲区、优化器）</translation>
+    </message>
+    <message>
+        <source>non-finite loss: restored the state of step %1 (parameters, buffers, optimizer), lr halved to %2</source>
+        <translation>损失非有限：已恢复第 %1 步的状态（参数、缓冲区、优化器），学习率减半为 %2</translation>
+    </message>
+    <message>
+        <source>no checked-finite snapshot to restore</source>
+        <translation>没有可恢复的、经检查为有限的快照</translation>
+    </message>
+    <message>
+        <source>non-finite loss and no checked-finite snapshot: update skipped</source>
+        <translation>损失非有限，且没有经检查为有限的快照：已跳过本次更新</translation>
+    </message>
+    <message>
+        <source>capsule of step %1 (%2): %3 KiB</source>
+        <translation>第 %1 步的胶囊（%2）：%3 KiB</translation>
+    </message>
+    <message>
+        <source>capsule of step %1 (%2): %3 KiB, with the checked-finite state of step %4 and the batches since</source>
+        <translation>第 %1 步的胶囊（%2）：%3 KiB，含第 %4 步经检查为有限的状态及其后的批次</translation>
+    </message>
+    <message>
+        <source>saved the model to %1</source>
+        <translation>模型已保存到 %1</translation>
+    </message>
+    <message>
+        <source>%1 output grows x%2 a step: %3 overflow in about %4 steps</source>
+        <translation>%1 的输出每步增长 x%2：大约 %4 步后 %3 溢出</translation>
+    </message>
+    <message>
+        <source>%1 output grows x%2 a step: %3 overflow in about 1 step</source>
+        <translation>%1 的输出每步增长 x%2：大约 1 步后 %3 溢出</translation>
+    </message>
+    <message>
+        <source>the loss grows x%2 a step: %3 overflow in about %4 steps</source>
+        <translation>损失每步增长 x%2：大约 %4 步后 %3 溢出</translation>
+    </message>
+    <message>
+        <source>the loss grows x%2 a step: %3 overflow in about 1 step</source>
+        <translation>损失每步增长 x%2：大约 1 步后 %3 溢出</translation>
+    </message>
+    <message>
+        <source>%1 output shrinks x%2 a step: below %3&apos;s smallest value (%4) it rounds to 0 in about %5 steps</source>
+        <translation>%1 的输出每步缩小 x%2：低于 %3 的最小值（%4）时会舍入为 0，大约还有 %5 步</translation>
+    </message>
+    <message>
+        <source>%1 output shrinks x%2 a step: below %3&apos;s smallest value (%4) it rounds to 0 in about 1 step</source>
+        <translation>%1 的输出每步缩小 x%2：低于 %3 的最小值（%4）时会舍入为 0，大约还有 1 步</translation>
+    </message>
+    <message>
+        <source>the gradient into %1 shrinks x%2 a step: below %3&apos;s smallest value (%4) it rounds to 0 in about %5 steps</source>
+        <translation>流入 %1 的梯度每步缩小 x%2：低于 %3 的最小值（%4）时会舍入为 0，大约还有 %5 步</translation>
+    </message>
+    <message>
+        <source>the gradient into %1 shrinks x%2 a step: below %3&apos;s smallest value (%4) it rounds to 0 in about 1 step</source>
+        <translation>流入 %1 的梯度每步缩小 x%2：低于 %3 的最小值（%4）时会舍入为 0，大约还有 1 步</translation>
+    </message>
+    <message>
+        <source>%1 weights move by %2 times their size a step (%3 steps running; usual: 1e-4 to 1e-2): updates this large diverge, lower the learning rate</source>
+        <translation>%1 的权重每步变化达到自身大小的 %2 倍（已连续 %3 步；通常为 1e-4 到 1e-2）：这么大的更新会发散，请降低学习率</translation>
+    </message>
+    <message>
+        <source>%1 weights barely move: |dw| / |w| is %2 (%3 steps running; usual: 1e-4 to 1e-2): updates this small are lost to rounding, raise the learning rate</source>
+        <translation>%1 的权重几乎不动：|dw| / |w| 为 %2（已连续 %3 步；通常为 1e-4 到 1e-2）：这么小的更新会被舍入吞掉，请提高学习率</translation>
+    </message>
+    <message>
+        <source>the loss scale fell to %1 and keeps falling: gradients overflow fp16 even unscaled, and the scaler has nothing left to give</source>
+        <translation>损失缩放系数降到了 %1 且仍在下降：梯度即使不缩放也会让 fp16 溢出，缩放器已无能为力</translation>
+    </message>
 </context>
 </TS>

@@ -1,5 +1,7 @@
 #include "models/event_log_model.h"
 
+#include "models/core_text.h"
+
 #include "models/origin_text.h"
 
 #include <QBrush>
@@ -54,7 +56,7 @@ QString controlValue(const std::string &value)
 QString EventLogModel::messageText(const Event &e)
 {
     // The core's English is recorded with the run; what it says in fields is said again here, in the
-    // window's language. Warnings and notes without fields stay as recorded.
+    // window's language. Text without fields (an error's message) stays as recorded.
     if ((e.kind == EventKind::FirstNonFinite || e.kind == EventKind::Paused) && e.origin.valid())
         return explainOrigin(e.origin);
     const QString line = tr(kChangeLine);
@@ -64,6 +66,8 @@ QString EventLogModel::messageText(const Event &e)
             parts << line.arg(controlName(c.control), controlValue(c.before), controlValue(c.after));
         return parts.join(tr("; "));
     }
+    if (const QString said = coreMessageText(e.message); !said.isEmpty())
+        return said;
     return QString::fromStdString(e.text);
 }
 

@@ -1,6 +1,6 @@
 #include "widgets/challenge_box.h"
 
-#include "widgets/core_text.h"
+#include "models/core_text.h"
 
 #include "nanscope/challenge.h"
 

@@ -1,6 +1,6 @@
 #include "widgets/control_panel.h"
 
-#include "widgets/core_text.h"
+#include "models/core_text.h"
 #include "widgets/learning_rate_edit.h"
 #include "widgets/optimizer_edit.h"
 #include "widgets/scenario_fix_edit.h"

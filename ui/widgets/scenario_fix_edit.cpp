@@ -1,6 +1,6 @@
 #include "widgets/scenario_fix_edit.h"
 
-#include "widgets/core_text.h"
+#include "models/core_text.h"
 
 #include <QCheckBox>
 #include <QDoubleValidator>

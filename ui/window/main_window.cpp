@@ -5,7 +5,7 @@
 #include "models/event_log_model.h"
 #include "models/layer_tree_model.h"
 #include "widgets/challenge_box.h"
-#include "widgets/core_text.h"
+#include "models/core_text.h"
 #include "widgets/challenges_dialog.h"
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"

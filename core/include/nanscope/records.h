@@ -2,6 +2,7 @@
 // The data contract between the core and its observers (GUI, command line, recorder).
 // Plain values only: no LibTorch type appears here.
 #include "nanscope/controls.h"
+#include "nanscope/event_message.h"
 #include "nanscope/health.h"
 
 #include <cstdint>
@@ -130,6 +131,11 @@ struct Event {
         : kind(kind), step(step), layer(layer), text(std::move(text))
     {
     }
+    // An event that says one of the core's sentences: `text` is its English.
+    Event(EventKind kind, int step, int layer, EventMessage message)
+        : kind(kind), step(step), layer(layer), text(composeEventText(message)), message(std::move(message))
+    {
+    }
 
     EventKind kind = EventKind::Info;
     int step = -1;
@@ -139,6 +145,7 @@ struct Event {
     Origin origin;                       // FirstNonFinite and Paused: where the value was born (the step's record of a
                                          // paused step is published only once the step is decided)
     std::vector<ControlChange> changes;  // ControlChange: what changed
+    EventMessage message;                // the sentence `text` says, for a reader to compose in its language
 };
 
 // Whether a scenario's run met its challenge (nanscope/challenge.h), decided when the run ends.

@@ -231,13 +231,23 @@ std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastI
     ReadTransaction t(db);
     std::vector<Event> out;
     std::map<std::int64_t, std::size_t> byId;
-    record::Statement s = db.prepare("SELECT id, step, kind, layer, text, origin FROM events WHERE id > ? ORDER BY id");
+    // Files written before events had a message (or by the Python recorder) say only their text.
+    const bool messages = db.singleInt("SELECT count(*) FROM pragma_table_info('events') WHERE name = 'message'") == 1;
+    record::Statement s = db.prepare(std::string("SELECT id, step, kind, layer, text, origin, ") +
+                                     (messages ? "message" : "NULL") + " FROM events WHERE id > ? ORDER BY id");
     s.bind(1, afterId);
     std::int64_t newest = afterId;
     while (s.step()) {
         Event e(eventKindFromId(s.text(2)), int(s.integer(1)), s.isNull(3) ? -1 : int(s.integer(3)), s.text(4));
         if (!s.isNull(5))
             e.origin = originFrom(parsed(s.text(5)), d_->layers);
+        if (!s.isNull(6)) {
+            const Json m = parsed(s.text(6));
+            if (m.is_object()) {
+                e.message.id = record::jsonValue<std::string>(m, "id", "");
+                e.message.args = record::jsonValue<std::vector<std::string>>(m, "args", {});
+            }
+        }
         newest = s.integer(0);
         byId[newest] = out.size();
         out.push_back(std::move(e));

@@ -65,7 +65,8 @@ CREATE TABLE events (
     kind   TEXT NOT NULL,
     layer  INTEGER,
     text   TEXT NOT NULL,
-    origin TEXT
+    origin TEXT,
+    message TEXT
 );
 CREATE TABLE chunks (
     chunk                INTEGER PRIMARY KEY,

@@ -115,13 +115,15 @@ void RunWriter::step(const StepRecord &r)
 
 void RunWriter::event(const Event &e)
 {
-    Statement s = db_.prepare("INSERT INTO events (step, kind, layer, text, origin) VALUES (?,?,?,?,?)");
+    Statement s = db_.prepare("INSERT INTO events (step, kind, layer, text, origin, message) VALUES (?,?,?,?,?,?)");
     s.bind(1, e.step).bind(2, std::string(eventKindId(e.kind)));
     if (e.layer >= 0)
         s.bind(3, e.layer);
     s.bind(4, e.text);
     if (e.origin.valid())
         s.bind(5, originJson(e.origin).dump());
+    if (!e.message.empty())
+        s.bind(6, Json{{"id", e.message.id}, {"args", e.message.args}}.dump());
     s.run();
     const std::int64_t id = db_.singleInt("SELECT last_insert_rowid()");
     Statement change = db_.prepare("INSERT INTO control_changes (event, step, control, old, new) VALUES (?,?,?,?,?)");

@@ -74,9 +74,10 @@ void RunLoop::begin()
     forecast_ = TrendForecast(config_.forecastHorizon);
     forecast_.reset(trainer_->layers());
     link_.notify([this](RunObserver &o) { o.runStarted(run_, trainer_->layers(), config_); });
-    raise({EventKind::Info, 0, -1,
-           "run " + std::to_string(run_) + ": " + summary_.source + " on " + config_.device + ", " +
-               trainer_->precisionLabel() + ", " + trainer_->optimizerSettings().label()});
+    raise(Event(EventKind::Info, 0, -1,
+                EventMessage{"run-started",
+                             {std::to_string(run_), summary_.source, config_.device, trainer_->precisionLabel(),
+                              trainer_->optimizerSettings().label()}}));
     for (const std::string &w : loadWarnings)
         raise({EventKind::Error, 0, -1, w});
     bool paused;
@@ -121,12 +122,12 @@ void RunLoop::trainSteps()
             break;
         case Outcome::Skip:
             discardAndPublish(std::move(record), "batch skipped");
-            raise({EventKind::Recovery, step, -1, "batch skipped"});
+            raise(Event(EventKind::Recovery, step, -1, EventMessage{"batch-skipped", {}}));
             break;
         case Outcome::Retry:  // the same batch again: this record is superseded, never published
             trainer_->discardStep(*record, true);
             retryQuarantined_ = record->quarantined;  // the batch left them out: the retry draws clean
-            raise({EventKind::Recovery, record->step, -1, "retrying the step"});
+            raise(Event(EventKind::Recovery, record->step, -1, EventMessage{"retrying", {}}));
             retry_ = true;
             break;
         case Outcome::Stopped:  // the step stays unapplied, and counts
@@ -157,10 +158,10 @@ bool RunLoop::takeRollbackRequest()
 
 void RunLoop::rollBack()
 {
-    std::string what;
+    EventMessage what;
     if (!trainer_->rollback(false, &what))
-        what = "no checked-finite snapshot to restore";
-    raise({EventKind::Rollback, trainer_->step(), -1, what});
+        what = {"no-snapshot", {}};
+    raise(Event(EventKind::Rollback, trainer_->step(), -1, what));
 }
 
 Controls RunLoop::liveControls()
@@ -189,10 +190,10 @@ void RunLoop::noteNonFinite(const StepRecord &record)
         raise(e);
     }
     if (!record.quarantined.empty()) {
-        std::string text = "quarantined samples";
+        std::string samples;
         for (std::int64_t i : record.quarantined)
-            text += " " + std::to_string(i);
-        raise({EventKind::Recovery, record.step, -1, text});
+            samples += (samples.empty() ? "" : " ") + std::to_string(i);
+        raise(Event(EventKind::Recovery, record.step, -1, EventMessage{"quarantined", {samples}}));
     }
 }
 
@@ -251,12 +252,13 @@ void RunLoop::saveCapsule(const StepRecord &record, const char *reason)
     const CapsulePtr published = blob;
     link_.notify([&published](RunObserver &o) { o.capsuleSaved(published); });
     const double kib = double(blob->state.size() + blob->meta.size()) / 1024.0;
-    std::ostringstream text;
-    text << "capsule of step " << record.step << " (" << reason << "): " << std::fixed << std::setprecision(1) << kib
-         << " KiB";
+    std::ostringstream size;
+    size << std::fixed << std::setprecision(1) << kib;
+    std::vector<std::string> args{std::to_string(record.step), reason, size.str()};
     if (blob->snapshotStep >= 0)
-        text << ", with the checked-finite state of step " << blob->snapshotStep << " and the batches since";
-    raise({EventKind::Info, record.step, -1, text.str()});
+        args.push_back(std::to_string(blob->snapshotStep));
+    raise(Event(EventKind::Info, record.step, -1,
+                EventMessage{blob->snapshotStep >= 0 ? "capsule-with-snapshot" : "capsule", std::move(args)}));
 }
 
 RunLoop::Outcome RunLoop::pauseForDecision(const StepRecord &record)
@@ -352,7 +354,7 @@ void RunLoop::finish()
 {
     if (!config_.savePath.empty()) {
         trainer_->model().save(config_.savePath);
-        raise({EventKind::Info, trainer_->step(), -1, "saved the model to " + config_.savePath});
+        raise(Event(EventKind::Info, trainer_->step(), -1, EventMessage{"model-saved", {config_.savePath}}));
     }
     if (ranks_)
         compareRankParameters(trainer_->step(), true);

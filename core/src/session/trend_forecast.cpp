@@ -90,30 +90,39 @@ bool TrendForecast::follow(Track &t, int step, double logValue, double top, doub
 
 namespace {
 
-std::string aboutSteps(double stepsLeft)
+// With `digits` significant digits, as a stream writes it: "9.7", "1.6e+04".
+std::string shortNumber(double v, int digits)
+{
+    std::ostringstream text;
+    text.precision(digits);
+    text << v;
+    return text.str();
+}
+
+// A forecast's event: message `id` ("overflow-output") with "-1" when one step is left.
+Event forecast(int step, int layer, const std::string &id, double stepsLeft, std::vector<std::string> args)
 {
     const long n = std::max(1L, std::lround(stepsLeft));
-    return "in about " + std::to_string(n) + " step" + (n > 1 ? "s" : "");
+    args.push_back(std::to_string(n));
+    return Event(EventKind::Warning, step, layer, EventMessage{n == 1 ? id + "-1" : id, std::move(args)});
 }
 
 }  // namespace
 
-void TrendForecast::followOverflow(Track &t, int step, double value, double limit, int layer, const std::string &what,
-                                   const std::string &precisionName, std::vector<Event> &out) const
+void TrendForecast::followOverflow(Track &t, int step, double value, double limit, int layer, const char *subject,
+                                   const std::string &name, const std::string &precisionName,
+                                   std::vector<Event> &out) const
 {
     double growth = 0, stepsLeft = 0;
     const double logValue = value > 0.0 ? std::log10(value) : NAN;
     if (!follow(t, step, logValue, std::log10(limit), 0.25, &growth, &stepsLeft))
         return;
-    std::ostringstream text;
-    text.precision(2);  // "x9.7", "x1.6e+04"
-    text << what << " grows x" << std::pow(10.0, growth) << " a step: " << precisionName << " overflow "
-         << aboutSteps(stepsLeft);
-    out.push_back(Event{EventKind::Warning, step, layer, text.str()});
+    out.push_back(forecast(step, layer, std::string("overflow-") + subject, stepsLeft,
+                           {name, shortNumber(std::pow(10.0, growth), 2), precisionName}));
 }
 
-void TrendForecast::followVanishing(Track &t, int step, double value, double smallest, int layer,
-                                    const std::string &what, const std::string &precisionName,
+void TrendForecast::followVanishing(Track &t, int step, double value, double smallest, int layer, const char *subject,
+                                    const std::string &name, const std::string &precisionName,
                                     std::vector<Event> &out) const
 {
     // Falling values are followed as rising ones: -log10 of the value against -log10 of the limit.
@@ -121,11 +130,8 @@ void TrendForecast::followVanishing(Track &t, int step, double value, double sma
     const double logValue = value > 0.0 ? -std::log10(value) : NAN;
     if (!follow(t, step, logValue, -std::log10(smallest), 0.5, &growth, &stepsLeft))
         return;
-    std::ostringstream text;
-    text.precision(2);
-    text << what << " shrinks x" << std::pow(10.0, -growth) << " a step: below " << precisionName
-         << "'s smallest value (" << smallest << ") it rounds to 0 " << aboutSteps(stepsLeft);
-    out.push_back(Event{EventKind::Warning, step, layer, text.str()});
+    out.push_back(forecast(step, layer, std::string("vanishing-") + subject, stepsLeft,
+                           {name, shortNumber(std::pow(10.0, -growth), 2), precisionName, shortNumber(smallest, 2)}));
 }
 
 void TrendForecast::followUpdate(LayerTracks &t, const StepRecord &r, int layer, std::vector<Event> &out) const
@@ -140,18 +146,12 @@ void TrendForecast::followUpdate(LayerTracks &t, const StepRecord &r, int layer,
     if (t.updateWarned || (t.largeUpdates < kLargeRunning && t.tinyUpdates < kTinyRunning))
         return;
     t.updateWarned = true;
-    std::ostringstream text;
-    text.precision(2);
     const std::string &path = layers_[std::size_t(layer)].path;
     const std::string name = path.empty() ? std::string("the model") : path;
-    if (t.largeUpdates >= kLargeRunning)
-        text << name << " weights move by " << ratio << " times their size a step (" << kLargeRunning
-             << " steps running; usual: 1e-4 to 1e-2): updates this large diverge, lower the learning rate";
-    else
-        text << name << " weights barely move: |dw| / |w| is " << ratio << " (" << kTinyRunning
-             << " steps running; usual: 1e-4 to 1e-2): updates this small are lost to rounding, raise the "
-                "learning rate";
-    out.push_back(Event{EventKind::Warning, r.step, layer, text.str()});
+    const bool large = t.largeUpdates >= kLargeRunning;
+    out.push_back(Event(EventKind::Warning, r.step, layer,
+                        EventMessage{large ? "updates-large" : "updates-tiny",
+                                     {name, shortNumber(ratio, 2), std::to_string(large ? kLargeRunning : kTinyRunning)}}));
 }
 
 void TrendForecast::followLossScale(const StepRecord &r, std::vector<Event> &out)
@@ -160,11 +160,8 @@ void TrendForecast::followLossScale(const StepRecord &r, std::vector<Event> &out
         return;
     if (r.lossScale < lowestScaleBelowOne_ && lowestScaleBelowOne_ < 1.0) {
         lossScaleWarned_ = true;
-        std::ostringstream text;
-        text.precision(3);
-        text << "the loss scale fell to " << r.lossScale
-             << " and keeps falling: gradients overflow fp16 even unscaled, and the scaler has nothing left to give";
-        out.push_back(Event{EventKind::Warning, r.step, -1, text.str()});
+        out.push_back(
+            Event(EventKind::Warning, r.step, -1, EventMessage{"loss-scale-falling", {shortNumber(r.lossScale, 3)}}));
     }
     lowestScaleBelowOne_ = std::min(lowestScaleBelowOne_, r.lossScale);
 }
@@ -188,17 +185,17 @@ std::vector<Event> TrendForecast::add(const StepRecord &r, Precision precision, 
         const std::string name = layers_[i].path.empty() ? std::string("the model") : layers_[i].path;
         if (h.forward.present) {
             const double value = h.forward.hasNonFinite() ? NAN : h.forward.absMax;
-            followOverflow(t.output, r.step, value, limit, int(i), name + " output", precisionName, out);
+            followOverflow(t.output, r.step, value, limit, int(i), "output", name, precisionName, out);
             if (reduced)
-                followVanishing(t.outputFalls, r.step, value, smallest, int(i), name + " output", precisionName, out);
+                followVanishing(t.outputFalls, r.step, value, smallest, int(i), "output", name, precisionName, out);
         }
         if (reduced && h.grad.present)
             followVanishing(t.gradFalls, r.step, h.grad.hasNonFinite() ? NAN : h.grad.absMax, smallest, int(i),
-                            "the gradient into " + name, precisionName, out);
+                            "gradient", name, precisionName, out);
     }
     // The loss is computed in fp32 under mixed precision (autocast): fp32's limit.
     followOverflow(loss_, r.step, r.lossHealth.hasNonFinite() ? NAN : std::abs(r.loss), largestFinite(Precision::FP32),
-                   -1, "the loss", precision == Precision::FP32 ? precisionName : std::string("fp32"), out);
+                   -1, "loss", "", precision == Precision::FP32 ? precisionName : std::string("fp32"), out);
     return out;
 }
 

@@ -53,10 +53,11 @@ private:
     // Follows a value; returns the steps left to `top` (in the track's log space) when it warns.
     bool follow(Track &t, int step, double logValue, double top, double partOfTheWay, double *growth,
                 double *stepsLeft) const;
-    void followOverflow(Track &t, int step, double value, double limit, int layer, const std::string &what,
-                        const std::string &precisionName, std::vector<Event> &out) const;
-    void followVanishing(Track &t, int step, double value, double smallest, int layer, const std::string &what,
-                         const std::string &precisionName, std::vector<Event> &out) const;
+    // `subject`: "output" (of layer `name`), "gradient" (into it) or "loss": the forecast's message.
+    void followOverflow(Track &t, int step, double value, double limit, int layer, const char *subject,
+                        const std::string &name, const std::string &precisionName, std::vector<Event> &out) const;
+    void followVanishing(Track &t, int step, double value, double smallest, int layer, const char *subject,
+                         const std::string &name, const std::string &precisionName, std::vector<Event> &out) const;
     void followUpdate(LayerTracks &t, const StepRecord &r, int layer, std::vector<Event> &out) const;
     void followLossScale(const StepRecord &r, std::vector<Event> &out);
 

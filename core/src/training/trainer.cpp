@@ -306,7 +306,7 @@ void Trainer::discardStep(StepRecord &record, bool retry)
     }
 }
 
-bool Trainer::rollback(bool halveLr, std::string *what)
+bool Trainer::rollback(bool halveLr, EventMessage *what)
 {
     const Snapshot *s = snapshots_.newest();
     if (!s)
@@ -320,11 +320,10 @@ bool Trainer::rollback(bool halveLr, std::string *what)
         group.options().set_lr(lr_);
     prevParamsFinite_ = true;
     if (what) {
-        std::ostringstream o;
-        o << "restored the state of step " << s->step << " (parameters, buffers, optimizer)";
-        if (halveLr)
-            o << ", lr halved to " << lr_;
-        *what = o.str();
+        std::ostringstream lr;
+        lr << lr_;
+        *what = halveLr ? EventMessage{"restored-lr-halved", {std::to_string(s->step), lr.str()}}
+                        : EventMessage{"restored", {std::to_string(s->step)}};
     }
     return true;
 }
@@ -354,17 +353,16 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
             ++step_;
             return;
         }
-        std::string what;
+        EventMessage what;
         if (rollback(true, &what)) {
             rec.rolledBack = true;
             rec.skipped = true;
-            rec.why = "non-finite loss: " + what;
-            events.push_back({EventKind::Rollback, rec.step, rec.origin.layer, rec.why});
+            events.emplace_back(EventKind::Rollback, rec.step, rec.origin.layer, what);
         } else {
             rec.skipped = true;
-            rec.why = "non-finite loss and no checked-finite snapshot: update skipped";
-            events.push_back({EventKind::Recovery, rec.step, -1, rec.why});
+            events.emplace_back(EventKind::Recovery, rec.step, -1, EventMessage{"no-snapshot-skipped", {}});
         }
+        rec.why = events.back().text;
         ++step_;
         return;
     }
@@ -393,7 +391,7 @@ void Trainer::applyStep(StepRecord &rec, std::vector<Event> &events, std::string
             }
         norm = std::sqrt(sumSq);
         rec.zeroedGradients = true;
-        events.push_back({EventKind::Recovery, rec.step, rec.origin.layer, "non-finite gradient entries set to 0"});
+        events.emplace_back(EventKind::Recovery, rec.step, rec.origin.layer, EventMessage{"grads-zeroed", {}});
     }
     if (controls_.clipNorm && std::isfinite(norm) && norm > *controls_.clipNorm) {
         // The norm is already known from the map, so clipping needs no second reduction.

@@ -86,7 +86,7 @@ public:
     // unless `retry`, where the same batch is computed again).
     void discardStep(StepRecord &record, bool retry);
     // Restores the newest checked-finite snapshot; false when there is none.
-    bool rollback(bool halveLr, std::string *what);
+    bool rollback(bool halveLr, EventMessage *what);
 
     const std::set<std::int64_t> &quarantined() const { return quarantined_; }
     bool stateFinite() const;  // parameters and buffers

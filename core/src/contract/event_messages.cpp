@@ -1,0 +1,101 @@
+// The sentences the core's events say (nanscope/event_message.h), defined once. The patterns are
+// marked for the window's translation (contract/translatable.h). A pattern names its arguments
+// %1 to %9 and may leave one out; the window substitutes a translated pattern the same way.
+#include "nanscope/event_message.h"
+
+#include "contract/translatable.h"
+
+#include <cstring>
+
+namespace nanscope {
+
+namespace {
+
+struct Pattern {
+    const char *id;
+    const char *english;
+};
+
+const Pattern kPatterns[] = {
+    {"run-started", QT_TRANSLATE_NOOP("nanscope::core", "run %1: %2 on %3, %4, %5")},
+    {"batch-skipped", QT_TRANSLATE_NOOP("nanscope::core", "batch skipped")},
+    {"retrying", QT_TRANSLATE_NOOP("nanscope::core", "retrying the step")},
+    {"quarantined", QT_TRANSLATE_NOOP("nanscope::core", "quarantined samples %1")},
+    {"grads-zeroed", QT_TRANSLATE_NOOP("nanscope::core", "non-finite gradient entries set to 0")},
+    {"restored", QT_TRANSLATE_NOOP("nanscope::core", "restored the state of step %1 (parameters, buffers, optimizer)")},
+    {"restored-lr-halved",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "non-finite loss: restored the state of step %1 (parameters, buffers, optimizer), lr halved to %2")},
+    {"no-snapshot", QT_TRANSLATE_NOOP("nanscope::core", "no checked-finite snapshot to restore")},
+    {"no-snapshot-skipped",
+     QT_TRANSLATE_NOOP("nanscope::core", "non-finite loss and no checked-finite snapshot: update skipped")},
+    {"capsule", QT_TRANSLATE_NOOP("nanscope::core", "capsule of step %1 (%2): %3 KiB")},
+    {"capsule-with-snapshot",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "capsule of step %1 (%2): %3 KiB, with the checked-finite state of step %4 and the batches since")},
+    {"model-saved", QT_TRANSLATE_NOOP("nanscope::core", "saved the model to %1")},
+    // Forecasts: what grows or shrinks (a layer's output, the gradient into a layer, the loss) and
+    // in how many steps, "1 step" apart from the others.
+    {"overflow-output", QT_TRANSLATE_NOOP("nanscope::core", "%1 output grows x%2 a step: %3 overflow in about %4 steps")},
+    {"overflow-output-1", QT_TRANSLATE_NOOP("nanscope::core", "%1 output grows x%2 a step: %3 overflow in about 1 step")},
+    {"overflow-loss", QT_TRANSLATE_NOOP("nanscope::core", "the loss grows x%2 a step: %3 overflow in about %4 steps")},
+    {"overflow-loss-1", QT_TRANSLATE_NOOP("nanscope::core", "the loss grows x%2 a step: %3 overflow in about 1 step")},
+    {"vanishing-output",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "%1 output shrinks x%2 a step: below %3's smallest value (%4) it rounds to 0 in about %5 steps")},
+    {"vanishing-output-1",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "%1 output shrinks x%2 a step: below %3's smallest value (%4) it rounds to 0 in about 1 step")},
+    {"vanishing-gradient",
+     QT_TRANSLATE_NOOP("nanscope::core", "the gradient into %1 shrinks x%2 a step: below %3's smallest value (%4) it "
+                                         "rounds to 0 in about %5 steps")},
+    {"vanishing-gradient-1",
+     QT_TRANSLATE_NOOP("nanscope::core", "the gradient into %1 shrinks x%2 a step: below %3's smallest value (%4) it "
+                                         "rounds to 0 in about 1 step")},
+    {"updates-large",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "%1 weights move by %2 times their size a step (%3 steps running; usual: 1e-4 to 1e-2): updates "
+                       "this large diverge, lower the learning rate")},
+    {"updates-tiny",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "%1 weights barely move: |dw| / |w| is %2 (%3 steps running; usual: 1e-4 to 1e-2): updates this "
+                       "small are lost to rounding, raise the learning rate")},
+    {"loss-scale-falling",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "the loss scale fell to %1 and keeps falling: gradients overflow fp16 even unscaled, and the "
+                       "scaler has nothing left to give")},
+};
+
+}  // namespace
+
+const char *eventMessagePattern(const std::string &id)
+{
+    for (const Pattern &p : kPatterns)
+        if (id == p.id)
+            return p.english;
+    return nullptr;
+}
+
+std::string composeEventText(const EventMessage &message)
+{
+    const char *pattern = eventMessagePattern(message.id);
+    std::string out;
+    if (!pattern) {
+        for (const std::string &a : message.args)
+            out += (out.empty() ? "" : " ") + a;
+        return out;
+    }
+    for (const char *c = pattern; *c; ++c) {
+        if (c[0] == '%' && c[1] >= '1' && c[1] <= '9') {
+            const std::size_t n = std::size_t(c[1] - '1');
+            if (n < message.args.size())
+                out += message.args[n];
+            ++c;
+        } else {
+            out += *c;
+        }
+    }
+    return out;
+}
+
+}  // namespace nanscope
