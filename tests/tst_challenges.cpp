@@ -89,6 +89,7 @@ void TestChallenges::goalNeedsTheFix_data()
     QTest::newRow("zero-division") << "zero-division" << 30 << "fix";
     QTest::newRow("hidden-by-nan-to-num") << "hidden-by-nan-to-num" << 100 << "recovery=skip";
     QTest::newRow("negative-variance") << "negative-variance" << 100 << "fix";
+    QTest::newRow("zero-denominator") << "zero-denominator" << 60 << "fix";
 }
 
 void TestChallenges::goalNeedsTheFix()

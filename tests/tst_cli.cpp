@@ -53,7 +53,7 @@ void TestCli::scenariosListsEveryId()
     QCOMPARE(o.code, 0);
     for (const char *id : {"large-lr-ce", "large-lr-mse", "nan-input", "log-zero", "bn-constant", "sqrt-backward",
                            "exploding-deep", "safe-training", "fp16-overflow", "softmax-overflow", "zero-division",
-                           "hidden-by-nan-to-num", "negative-variance"})
+                           "hidden-by-nan-to-num", "negative-variance", "zero-denominator"})
         QVERIFY2(o.out.contains(QLatin1String(id)), id);
 }
 

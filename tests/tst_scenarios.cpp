@@ -96,6 +96,10 @@ void TestScenarios::origins_data()
     QTest::addRow("negative-variance") << "negative-variance" << 24 << "forward"
                                        << "gaussian"
                                        << "aten::sqrt" << true;
+    // A positive duration divided by 0 clicks: +Inf from finite inputs.
+    QTest::addRow("zero-denominator") << "zero-denominator" << 7 << "forward"
+                                      << "features"
+                                      << "aten::div" << true;
     QTest::addRow("log-zero") << "log-zero" << 0 << "loss"
                               << ""
                               << "aten::log" << true;

@@ -2096,5 +2096,33 @@ The rank of the job that went non-finite first.</source>
         <source>the loss scale fell to %1 and keeps falling: gradients overflow fp16 even unscaled, and the scaler has nothing left to give</source>
         <translation>损失缩放系数降到了 %1 且仍在下降：梯度即使不缩放也会让 fp16 溢出，缩放器已无能为力</translation>
     </message>
+    <message>
+        <source>Seconds per click of a session that never clicked: a positive number divided by 0 is Inf</source>
+        <translation>从未点击的会话的每次点击秒数：正数除以 0 得到 Inf</translation>
+    </message>
+    <message>
+        <source>at least one click</source>
+        <translation>至少一次点击</translation>
+    </message>
+    <message>
+        <source>divides by max(clicks, 1), so a session without a click counts one</source>
+        <translation>改为除以 max(点击次数, 1)，没有点击的会话按一次计算</translation>
+    </message>
+    <message>
+        <source>Train 60 steps without a non-finite step, keeping every session and the seconds-per-click feature.</source>
+        <translation>保留所有会话和“每次点击秒数”这个特征，训练 60 步且没有任何一步出现非有限值。</translation>
+    </message>
+    <message>
+        <source>The origin names a division in the features layer, and the value it made is +Inf, not NaN.</source>
+        <translation>来源面板指出的是 features 层中的一次除法，而它产生的值是 +Inf，不是 NaN。</translation>
+    </message>
+    <message>
+        <source>A few sessions have 0 clicks: their duration divided by 0 is +Inf, and the next layer turns Inf into NaN.</source>
+        <translation>有几个会话的点击次数为 0：它们的时长除以 0 得到 +Inf，下一层再把 Inf 变成 NaN。</translation>
+    </message>
+    <message>
+        <source>Turn on the lesson&apos;s fix (--fix): divide by max(clicks, 1).</source>
+        <translation>打开课程中的修复（--fix）：改为除以 max(点击次数, 1)。</translation>
+    </message>
 </context>
 </TS>

@@ -176,6 +176,20 @@ const std::vector<Challenge> &challenges()
           QT_TRANSLATE_NOOP("nanscope::core",
                             "Turn on the lesson's fix (--fix), a positive variance: softplus(v) + 1e-6.")},
          [](const ChallengeEvidence &e) { return noNonFiniteStep(e.summary, 100); }},
+        {"zero-denominator",
+         QT_TRANSLATE_NOOP("nanscope::core",
+                           "Train 60 steps without a non-finite step, keeping every session and the seconds-per-click "
+                           "feature."),
+         {QT_TRANSLATE_NOOP(
+              "nanscope::core",
+              "The origin names a division in the features layer, and the value it made is +Inf, not NaN."),
+          QT_TRANSLATE_NOOP("nanscope::core",
+                            "A few sessions have 0 clicks: their duration divided by 0 is +Inf, and the next layer "
+                            "turns Inf into NaN."),
+          QT_TRANSLATE_NOOP("nanscope::core", "Turn on the lesson's fix (--fix): divide by max(clicks, 1).")},
+         [](const ChallengeEvidence &e) {
+             return noNonFiniteStep(e.summary, 60) && e.summary.quarantinedSamples.empty();
+         }},
     };
     return list;
 }

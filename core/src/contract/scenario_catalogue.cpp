@@ -106,6 +106,13 @@ const std::vector<ScenarioInfo> &scenarios()
          100,
          {QT_TRANSLATE_NOOP("nanscope::core", "positive variance"), "", 0.0, false,
           QT_TRANSLATE_NOOP("nanscope::core", "computes the variance as softplus(v) + 1e-6, positive for any v")}},
+        {"zero-denominator",
+         QT_TRANSLATE_NOOP("nanscope::core",
+                           "Seconds per click of a session that never clicked: a positive number divided by 0 is Inf"),
+         makeControls(0.05),
+         60,
+         {QT_TRANSLATE_NOOP("nanscope::core", "at least one click"), "", 0.0, false,
+          QT_TRANSLATE_NOOP("nanscope::core", "divides by max(clicks, 1), so a session without a click counts one")}},
     };
     return list;
 }

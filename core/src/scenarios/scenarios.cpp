@@ -91,6 +91,20 @@ struct GaussianHeadImpl : torch::nn::Module {
 };
 TORCH_MODULE(GaussianHead);
 
+// A derived feature, the seconds per click of a session: duration (column 0) divided by clicks
+// (column 1), appended to the other features. A session without a click divides a positive
+// duration by 0: +Inf. The fix counts at least one click, max(clicks, 1).
+struct PerClickFeatureImpl : torch::nn::Module {
+    at::Tensor forward(const at::Tensor &x)
+    {
+        const at::Tensor clicks = x.select(1, 1).unsqueeze(1);
+        const at::Tensor perClick = x.select(1, 0).unsqueeze(1) / (atLeastOne ? clicks.clamp_min(1.0) : clicks);
+        return torch::cat({x.slice(1, 2), perClick}, 1);
+    }
+    bool atLeastOne = false;
+};
+TORCH_MODULE(PerClickFeature);
+
 // softmax followed, with the fix, by a floor on the probabilities so that log() sees no 0.
 struct FlooredSoftmaxImpl : torch::nn::Module {
     at::Tensor forward(const at::Tensor &x)
@@ -324,6 +338,29 @@ std::unique_ptr<ObservedSequential> negativeVariance(const RunConfig &, RunSetup
     return m;
 }
 
+// Sessions of a web shop: duration, clicks and six other features, classified into 4 kinds. A
+// handful of sessions ended without a click; the first batch that draws one divides by 0.
+std::unique_ptr<ObservedSequential> zeroDenominator(const RunConfig &, RunSetup &s)
+{
+    auto m = std::make_unique<ObservedSequential>("SessionClassifier");
+    PerClickFeature features;
+    m->add("features", nn::AnyModule(features));
+    m->add("fc1", nn::AnyModule(nn::Linear(7, 16)));
+    m->add("relu", nn::AnyModule(nn::ReLU()));
+    m->add("fc2", nn::AnyModule(nn::Linear(16, 4)));
+    at::Tensor x = torch::randn({500, 8});
+    x.select(1, 0).copy_(torch::rand({500}) * 60.0 + 5.0);                // seconds, 5 to 65
+    x.select(1, 1).copy_(torch::randint(1, 6, {500}).to(torch::kFloat));  // 1 to 5 clicks
+    for (const int64_t sample : {137, 288, 421})
+        x[sample][1] = 0.0;  // sessions that ended without a click
+    s.data = {x, torch::randint(4, {500}, torch::kLong)};
+    s.applyFix = [features](std::optional<double> on) mutable {
+        features->atLeastOne = on.has_value();
+        return LossKind::CrossEntropy;
+    };
+    return m;
+}
+
 // A price regression whose targets were left in dollars (about 1e5): the MLP's output has to
 // grow past fp16's largest value, 65504, to fit them.
 std::unique_ptr<ObservedSequential> fp16Overflow(const RunConfig &config, RunSetup &s)
@@ -381,6 +418,7 @@ const std::pair<const char *, ScenarioBuilder> kBuilders[] = {
     {"zero-division", zeroDivision},
     {"hidden-by-nan-to-num", hiddenByNanToNum},
     {"negative-variance", negativeVariance},
+    {"zero-denominator", zeroDenominator},
 };
 
 ScenarioBuilder builderOf(const std::string &id)
