@@ -84,7 +84,7 @@ void TestReplaySamples::batchStatisticsAreHeldAsRecorded()
     const auto run = recordRun(c, file);
     QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
     RunFile recorded(file);
-    std::vector<std::string> notes;
+    std::vector<EventMessage> notes;
     Replayer r(recorded, readCapsule(file, 2), "cpu", notes);
     const std::shared_ptr<StepRecord> whole = r.computeStep(r.capsule().state, false);
     const std::vector<BatchStatistic> held = r.holdBatchStatistics(*whole);

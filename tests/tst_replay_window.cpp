@@ -3,6 +3,7 @@
 // capsule of the next step computed.
 #include "widgets/origin_panel.h"
 #include "widgets/replay_view.h"
+#include "widgets/language.h"
 #include "window/main_window.h"
 #include "window/replay_runner.h"
 
@@ -42,6 +43,8 @@ private slots:
     void replayThisStepShowsTheVerdict();
     void aReplayOfARunClosedIsDropped();
     void saveThisStepKeepsACapsule();
+    void theReplaySpeaksChinese();
+    void cleanup() { setLanguage(QStringLiteral("en"), false); }
 };
 
 void TestReplayWindow::replayThisStepShowsTheVerdict()
@@ -104,6 +107,25 @@ void TestReplayWindow::saveThisStepKeepsACapsule()
     // asked for), no later than the last of the run, stopped right after it.
     QVERIFY(capsules[0].step >= next);
     QVERIFY(capsules[0].step <= RunFile(live.runFile().toStdString()).lastStep());
+}
+
+// The replay's notes and what-ifs are the core's sentences, composed in the window's language.
+void TestReplayWindow::theReplaySpeaksChinese()
+{
+    QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
+    MainWindow live, opened;
+    QVERIFY(openedLargeLrMse(live, opened));
+    ReplayView *view = opened.originPanel()->replay();
+    view->findChild<QPushButton *>(QStringLiteral("replayStep"))->click();
+    QTRY_VERIFY_WITH_TIMEOUT(view->verdictText().startsWith(QStringLiteral("第 8 步")), 60000);
+    QVERIFY2(view->verdictText().contains(QStringLiteral("不是特定的样本：这一步单独用其中任何一个样本都会失败")),
+             qPrintable(view->verdictText()));
+    const QStringList rows = view->whatIfRows();
+    QVERIFY2(rows.contains(QStringLiteral("lr=0.5 | 这一步 | 非有限 (在 fc2 的前向中出现非有限值)")),
+             qPrintable(rows.join(QLatin1Char('\n'))));
+    QVERIFY2(std::any_of(rows.begin(), rows.end(),
+                         [](const QString &r) { return r.endsWith(QStringLiteral("(第 8 步出现非有限值)")); }),
+             qPrintable(rows.join(QLatin1Char('\n'))));
 }
 
 QTEST_MAIN(TestReplayWindow)

@@ -2124,5 +2124,69 @@ The rank of the job that went non-finite first.</source>
         <source>Turn on the lesson&apos;s fix (--fix): divide by max(clicks, 1).</source>
         <translation>打开课程中的修复（--fix）：改为除以 max(点击次数, 1)。</translation>
     </message>
+    <message>
+        <source>%1 couple the samples of a batch: bisected with their batch statistics held as recorded</source>
+        <translation>%1 把一个批次中的样本耦合在一起：二分时按记录保持它们的批统计量</translation>
+    </message>
+    <message>
+        <source>%1: the recorded batch statistics are non-finite (the bad samples reached them), so they cannot be held; each subset is normalised by its own</source>
+        <translation>%1：记录下来的批统计量是非有限的（坏样本已经影响到它们），因此无法保持；每个子集按自己的统计量归一化</translation>
+    </message>
+    <message>
+        <source>no particular samples: the step fails on any of them alone (%1 replays)</source>
+        <translation>不是特定的样本：这一步单独用其中任何一个样本都会失败（重放 %1 次）</translation>
+    </message>
+    <message>
+        <source>the samples %1 fail only together: neither half of them makes the step non-finite alone</source>
+        <translation>样本 %1 只有在一起时才会失败：其中任何一半单独都不会让这一步变成非有限</translation>
+    </message>
+    <message>
+        <source>the capsule holds no checked-finite state before the step: no change was tried from a snapshot</source>
+        <translation>胶囊中没有这一步之前经检查为有限的状态：没有从快照尝试任何改动</translation>
+    </message>
+    <message>
+        <source>this machine has no CUDA device: replayed on the CPU</source>
+        <translation>这台机器没有 CUDA 设备：已在 CPU 上重放</translation>
+    </message>
+    <message>
+        <source>replayed with %1 threads; recorded with %2</source>
+        <translation>用 %1 个线程重放；记录时用了 %2 个</translation>
+    </message>
+    <message>
+        <source>recorded on %1, replayed on %2</source>
+        <translation>在 %1 上记录，在 %2 上重放</translation>
+    </message>
+    <message>
+        <source>recorded with LibTorch %1, replayed with %2: kernels may round differently</source>
+        <translation>用 LibTorch %1 记录，用 %2 重放：内核的舍入方式可能不同</translation>
+    </message>
+    <message>
+        <source>the scenario&apos;s data regenerated from the seed differs from what step %1 trained on: no change is tried from the snapshot</source>
+        <translation>由种子重新生成的场景数据与第 %1 步训练时用的不同：不从快照尝试任何改动</translation>
+    </message>
+    <message>
+        <source>non-finite in %1</source>
+        <translation>在%1中出现非有限值</translation>
+    </message>
+    <message>
+        <source>non-finite in %1 of %2</source>
+        <translation>在 %2 的%1中出现非有限值</translation>
+    </message>
+    <message>
+        <source>the update made the parameters non-finite</source>
+        <translation>这次更新让参数变成了非有限值</translation>
+    </message>
+    <message>
+        <source>the capsule holds no checked-finite state before the step</source>
+        <translation>胶囊中没有这一步之前经检查为有限的状态</translation>
+    </message>
+    <message>
+        <source>non-finite at step %1</source>
+        <translation>第 %1 步出现非有限值</translation>
+    </message>
+    <message>
+        <source>the last update made the parameters non-finite</source>
+        <translation>最后一次更新让参数变成了非有限值</translation>
+    </message>
 </context>
 </TS>

@@ -1,5 +1,8 @@
 #include "widgets/replay_view.h"
 
+#include "models/core_text.h"
+#include "models/origin_text.h"
+
 #include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
@@ -90,16 +93,25 @@ void ReplayView::showReport(const ReplayReport &r)
                      .arg(ids.join(QLatin1Char(' ')))
                      .arg(r.bisectReplays);
     }
-    for (const std::string &n : r.notes)
-        lines << QString::fromStdString(n);
+    // The notes in the window's language where the core said them as sentences.
+    const bool sentences = r.noteMessages.size() == r.notes.size();
+    for (std::size_t i = 0; i < r.notes.size(); ++i) {
+        const QString said = sentences ? coreMessageText(r.noteMessages[i]) : QString();
+        lines << (said.isEmpty() ? QString::fromStdString(r.notes[i]) : said);
+    }
     verdict_->setText(lines.join(QLatin1Char('\n')));
 
     whatIf_->setRowCount(int(r.whatIf.size()));
     for (int i = 0; i < int(r.whatIf.size()); ++i) {
         const WhatIf &w = r.whatIf[std::size_t(i)];
         QString result = w.finite ? tr("finite") : tr("non-finite");
-        if (!w.note.empty())
-            result += QStringLiteral(" (%1)").arg(QString::fromStdString(w.note));
+        if (!w.note.empty()) {
+            EventMessage message = w.noteMessage;
+            if (message.id.rfind("whatif-nonfinite-in", 0) == 0 && !message.args.empty())  // the phase, in words
+                message.args[0] = phaseText(phaseFromName(message.args[0])).toStdString();
+            const QString said = coreMessageText(message);
+            result += QStringLiteral(" (%1)").arg(said.isEmpty() ? QString::fromStdString(w.note) : said);
+        }
         whatIf_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(w.change)));
         whatIf_->setItem(i, 1, new QTableWidgetItem(w.from == "step" ? tr("the step") : tr("the snapshot")));
         auto *item = new QTableWidgetItem(result);

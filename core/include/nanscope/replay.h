@@ -2,6 +2,7 @@
 // `nanscope replay`: a step computed again from its capsule (capsule.h), on this machine, and what
 // that tells: whether the failure is deterministic, where at op level it was born, which samples
 // of the batch cause it and which change would have kept the run finite.
+#include "nanscope/event_message.h"
 #include "nanscope/records.h"
 
 #include <atomic>
@@ -25,6 +26,7 @@ struct WhatIf {
     std::string from;     // "step": the failing step alone; "snapshot": from the last checked-finite state
     bool finite = false;  // the run stays finite through the failing step
     std::string note;     // where it failed instead ("non-finite at step 6"), or why it was not tried
+    EventMessage noteMessage;  // the note as a sentence (event_message.h); empty for an error's own text
 };
 
 struct ReplayOptions {
@@ -65,6 +67,7 @@ struct ReplayReport {
     std::vector<std::string> coupledBy;  // BatchNorm layers that couple the samples of a batch
     std::vector<WhatIf> whatIf;
     std::vector<std::string> notes;  // another LibTorch, CPU instead of CUDA, other threads
+    std::vector<EventMessage> noteMessages;  // the same notes as sentences, for a reader's language
     std::string device;
     int threads = 1;
     double loadMillis = 0;    // reading the capsule and building the model

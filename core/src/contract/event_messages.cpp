@@ -24,25 +24,30 @@ const Pattern kPatterns[] = {
     {"grads-zeroed", QT_TRANSLATE_NOOP("nanscope::core", "non-finite gradient entries set to 0")},
     {"restored", QT_TRANSLATE_NOOP("nanscope::core", "restored the state of step %1 (parameters, buffers, optimizer)")},
     {"restored-lr-halved",
-     QT_TRANSLATE_NOOP("nanscope::core",
-                       "non-finite loss: restored the state of step %1 (parameters, buffers, optimizer), lr halved to %2")},
+     QT_TRANSLATE_NOOP(
+         "nanscope::core",
+         "non-finite loss: restored the state of step %1 (parameters, buffers, optimizer), lr halved to %2")},
     {"no-snapshot", QT_TRANSLATE_NOOP("nanscope::core", "no checked-finite snapshot to restore")},
     {"no-snapshot-skipped",
      QT_TRANSLATE_NOOP("nanscope::core", "non-finite loss and no checked-finite snapshot: update skipped")},
     {"capsule", QT_TRANSLATE_NOOP("nanscope::core", "capsule of step %1 (%2): %3 KiB")},
     {"capsule-with-snapshot",
-     QT_TRANSLATE_NOOP("nanscope::core",
-                       "capsule of step %1 (%2): %3 KiB, with the checked-finite state of step %4 and the batches since")},
+     QT_TRANSLATE_NOOP(
+         "nanscope::core",
+         "capsule of step %1 (%2): %3 KiB, with the checked-finite state of step %4 and the batches since")},
     {"model-saved", QT_TRANSLATE_NOOP("nanscope::core", "saved the model to %1")},
     // Forecasts: what grows or shrinks (a layer's output, the gradient into a layer, the loss) and
     // in how many steps, "1 step" apart from the others.
-    {"overflow-output", QT_TRANSLATE_NOOP("nanscope::core", "%1 output grows x%2 a step: %3 overflow in about %4 steps")},
-    {"overflow-output-1", QT_TRANSLATE_NOOP("nanscope::core", "%1 output grows x%2 a step: %3 overflow in about 1 step")},
+    {"overflow-output",
+     QT_TRANSLATE_NOOP("nanscope::core", "%1 output grows x%2 a step: %3 overflow in about %4 steps")},
+    {"overflow-output-1",
+     QT_TRANSLATE_NOOP("nanscope::core", "%1 output grows x%2 a step: %3 overflow in about 1 step")},
     {"overflow-loss", QT_TRANSLATE_NOOP("nanscope::core", "the loss grows x%2 a step: %3 overflow in about %4 steps")},
     {"overflow-loss-1", QT_TRANSLATE_NOOP("nanscope::core", "the loss grows x%2 a step: %3 overflow in about 1 step")},
     {"vanishing-output",
-     QT_TRANSLATE_NOOP("nanscope::core",
-                       "%1 output shrinks x%2 a step: below %3's smallest value (%4) it rounds to 0 in about %5 steps")},
+     QT_TRANSLATE_NOOP(
+         "nanscope::core",
+         "%1 output shrinks x%2 a step: below %3's smallest value (%4) it rounds to 0 in about %5 steps")},
     {"vanishing-output-1",
      QT_TRANSLATE_NOOP("nanscope::core",
                        "%1 output shrinks x%2 a step: below %3's smallest value (%4) it rounds to 0 in about 1 step")},
@@ -64,6 +69,38 @@ const Pattern kPatterns[] = {
      QT_TRANSLATE_NOOP("nanscope::core",
                        "the loss scale fell to %1 and keeps falling: gradients overflow fp16 even unscaled, and the "
                        "scaler has nothing left to give")},
+    // Replay's notes and what-ifs (nanscope/replay.h).
+    {"replay-held",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "%1 couple the samples of a batch: bisected with their batch statistics held as recorded")},
+    {"replay-unheld",
+     QT_TRANSLATE_NOOP("nanscope::core", "%1: the recorded batch statistics are non-finite (the bad samples reached "
+                                         "them), so they cannot be held; each subset is normalised by its own")},
+    {"replay-any-sample",
+     QT_TRANSLATE_NOOP("nanscope::core", "no particular samples: the step fails on any of them alone (%1 replays)")},
+    {"replay-together",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "the samples %1 fail only together: neither half of them makes the step non-finite alone")},
+    {"replay-no-snapshot",
+     QT_TRANSLATE_NOOP(
+         "nanscope::core",
+         "the capsule holds no checked-finite state before the step: no change was tried from a snapshot")},
+    {"replay-no-cuda", QT_TRANSLATE_NOOP("nanscope::core", "this machine has no CUDA device: replayed on the CPU")},
+    {"replay-threads", QT_TRANSLATE_NOOP("nanscope::core", "replayed with %1 threads; recorded with %2")},
+    {"replay-device", QT_TRANSLATE_NOOP("nanscope::core", "recorded on %1, replayed on %2")},
+    {"replay-libtorch",
+     QT_TRANSLATE_NOOP("nanscope::core", "recorded with LibTorch %1, replayed with %2: kernels may round differently")},
+    {"replay-data-differs",
+     QT_TRANSLATE_NOOP("nanscope::core", "the scenario's data regenerated from the seed differs from what step %1 "
+                                         "trained on: no change is tried from the snapshot")},
+    {"whatif-nonfinite-in", QT_TRANSLATE_NOOP("nanscope::core", "non-finite in %1")},
+    {"whatif-nonfinite-in-layer", QT_TRANSLATE_NOOP("nanscope::core", "non-finite in %1 of %2")},
+    {"whatif-update-nonfinite", QT_TRANSLATE_NOOP("nanscope::core", "the update made the parameters non-finite")},
+    {"whatif-no-snapshot",
+     QT_TRANSLATE_NOOP("nanscope::core", "the capsule holds no checked-finite state before the step")},
+    {"whatif-nonfinite-at", QT_TRANSLATE_NOOP("nanscope::core", "non-finite at step %1")},
+    {"whatif-last-update-nonfinite",
+     QT_TRANSLATE_NOOP("nanscope::core", "the last update made the parameters non-finite")},
 };
 
 }  // namespace

@@ -94,11 +94,9 @@ void bisectSamples(Replayer &r, const StepRecord &replayed, ReplayReport &report
         list += (list.empty() ? "" : ", ") + s.path;
     }
     if (!held.empty())
-        report.notes.push_back(held + " couple the samples of a batch: bisected with their batch statistics held as "
-                                      "recorded");
+        report.noteMessages.push_back({"replay-held", {held}});
     if (!unheld.empty())
-        report.notes.push_back(unheld + ": the recorded batch statistics are non-finite (the bad samples reached "
-                                        "them), so they cannot be held; each subset is normalised by its own");
+        report.noteMessages.push_back({"replay-unheld", {unheld}});
     say(options, "bisecting the batch of " + std::to_string(batch.indices.size()) + " samples");
     BisectResult b;
     try {
@@ -119,11 +117,9 @@ void bisectSamples(Replayer &r, const StepRecord &replayed, ReplayReport &report
     for (std::size_t row : b.rows)
         report.samples.push_back(batch.indices[row]);
     if (b.anySample)
-        report.notes.push_back("no particular samples: the step fails on any of them alone (" +
-                               std::to_string(b.replays) + " replays)");
+        report.noteMessages.push_back({"replay-any-sample", {std::to_string(b.replays)}});
     if (b.together)
-        report.notes.push_back("the samples" + samplesText(report.samples) +
-                               " fail only together: neither half of them makes the step non-finite alone");
+        report.noteMessages.push_back({"replay-together", {samplesText(report.samples).substr(1)}});
 }
 
 void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
@@ -132,21 +128,23 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
     const Controls base = c.state.controls;
     // One change tried: `finite` computes it; an error is its note.
     auto tryChange = [&](const std::string &change, const char *from,
-                         const std::function<bool(std::string &)> &finite) {
+                         const std::function<bool(EventMessage &)> &finite) {
         checkCancel(options);
-        WhatIf w{change, from, false, {}};
+        WhatIf w{change, from, false, {}, {}};
         try {
-            w.finite = finite(w.note);
+            w.finite = finite(w.noteMessage);
+            w.note = composeEventText(w.noteMessage);
         } catch (const std::exception &e) {
             w.note = e.what();
+            w.noteMessage = {};
         }
         report.whatIf.push_back(w);
     };
     auto atStep = [&](const std::string &change, const StepState &state) {
-        tryChange(change, "step", [&](std::string &note) { return r.finiteThroughStep(state, note); });
+        tryChange(change, "step", [&](EventMessage &note) { return r.finiteThroughStep(state, note); });
     };
     auto fromSnapshot = [&](const std::string &change, const Controls &controls) {
-        tryChange(change, "snapshot", [&](std::string &note) { return r.finiteFromSnapshot(controls, note); });
+        tryChange(change, "snapshot", [&](EventMessage &note) { return r.finiteFromSnapshot(controls, note); });
     };
     say(options, "trying changes at the step");
     std::vector<Precision> others;
@@ -172,8 +170,7 @@ void tryWhatIfs(Replayer &r, ReplayReport &report, const ReplayOptions &options)
         atStep("without samples" + samplesText(report.samples), r.stateWithRows(rows));
     }
     if (!c.snapshot) {
-        report.notes.push_back("the capsule holds no checked-finite state before the step: no change was tried "
-                               "from a snapshot");
+        report.noteMessages.push_back({"replay-no-snapshot", {}});
         return;
     }
     say(options, "trying changes from the snapshot of step " + std::to_string(c.snapshot->step));
@@ -221,16 +218,16 @@ ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options
 
     report.device = options.device.empty() ? "cpu" : options.device;
     if (report.device == "cuda" && !torch::cuda::is_available()) {
-        report.notes.push_back("this machine has no CUDA device: replayed on the CPU");
+        report.noteMessages.push_back({"replay-no-cuda", {}});
         report.device = "cpu";
     }
     say(options, "loading the capsule of step " + std::to_string(report.step));
-    Replayer r(file, blob, report.device, report.notes);
+    Replayer r(file, blob, report.device, report.noteMessages);
     report.threads = options.threads > 0 ? options.threads : r.capsule().threads;
     torch::set_num_threads(report.threads);
     if (report.threads != r.capsule().threads)
-        report.notes.push_back("replayed with " + std::to_string(report.threads) + " threads; recorded with " +
-                               std::to_string(r.capsule().threads));
+        report.noteMessages.push_back(
+            {"replay-threads", {std::to_string(report.threads), std::to_string(r.capsule().threads)}});
     report.loadMillis = millisSince(started);
 
     const auto t = Clock::now();
@@ -261,6 +258,8 @@ ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options
         bisectSamples(r, *replayed, report, options);
     if (options.whatIf)
         tryWhatIfs(r, report, options);
+    for (const EventMessage &m : report.noteMessages)
+        report.notes.push_back(composeEventText(m));
     report.totalMillis = millisSince(started);
     return report;
 }

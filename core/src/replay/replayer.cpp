@@ -63,7 +63,7 @@ void checkFits(const std::vector<at::Tensor> &model, const std::vector<at::Tenso
 }  // namespace
 
 Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::string &device,
-                   std::vector<std::string> &notes)
+                   std::vector<EventMessage> &notes)
     : capsule_(decodeCapsule(blob))
 {
     RunConfig config = file.info().config;
@@ -77,10 +77,9 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
     config.controls = capsule_.state.controls;
     config.device = device;
     if (capsule_.device != device)
-        notes.push_back("recorded on " + capsule_.device + ", replayed on " + device);
+        notes.push_back({"replay-device", {capsule_.device, device}});
     if (capsule_.libtorchVersion != libtorchVersion())
-        notes.push_back("recorded with LibTorch " + capsule_.libtorchVersion + ", replayed with " + libtorchVersion() +
-                        ": kernels may round differently");
+        notes.push_back({"replay-libtorch", {capsule_.libtorchVersion, libtorchVersion()}});
 
     Dataset batch{capsule_.state.batch.x, capsule_.state.batch.y, capsule_.state.batch.side};
     if (config.usesModelFile()) {
@@ -117,7 +116,7 @@ Replayer::Replayer(const RunFile &file, const CapsuleBlob &blob, const std::stri
     }
 }
 
-void Replayer::regenerateWindow(const Dataset &data, std::vector<std::string> &notes)
+void Replayer::regenerateWindow(const Dataset &data, std::vector<EventMessage> &notes)
 {
     if (!capsule_.windowFromSeed)
         return;
@@ -137,8 +136,7 @@ void Replayer::regenerateWindow(const Dataset &data, std::vector<std::string> &n
                 b.side.push_back(side.index_select(0, idx));
         }
         if (!fits || dataHash(b) != capsule_.windowHashes.at(hashed++)) {
-            notes.push_back("the scenario's data regenerated from the seed differs from what step " +
-                            std::to_string(b.step) + " trained on: no change is tried from the snapshot");
+            notes.push_back({"replay-data-differs", {std::to_string(b.step)}});
             capsule_.snapshot.reset();
             capsule_.window.clear();
             return;
@@ -219,28 +217,29 @@ std::shared_ptr<StepRecord> Replayer::computeStep(const StepState &state, bool o
     }
 }
 
-bool Replayer::finiteThroughStep(const StepState &state, std::string &note)
+bool Replayer::finiteThroughStep(const StepState &state, EventMessage &note)
 {
     const std::shared_ptr<StepRecord> rec = computeStep(state, false);
     if (rec->failed()) {
-        note = std::string("non-finite in ") + phaseName(rec->origin.phase) +
-               (rec->origin.layerPath.empty() ? std::string() : " of " + rec->origin.layerPath);
+        note = rec->origin.layerPath.empty()
+                   ? EventMessage{"whatif-nonfinite-in", {phaseName(rec->origin.phase)}}
+                   : EventMessage{"whatif-nonfinite-in-layer", {phaseName(rec->origin.phase), rec->origin.layerPath}};
         return false;
     }
     std::vector<Event> events;
     std::string stop;
     trainer_->applyStep(*rec, events, stop);
     if (!trainer_->stateFinite()) {
-        note = "the update made the parameters non-finite";
+        note = {"whatif-update-nonfinite", {}};
         return false;
     }
     return stop.empty();
 }
 
-bool Replayer::finiteFromSnapshot(const Controls &controls, std::string &note)
+bool Replayer::finiteFromSnapshot(const Controls &controls, EventMessage &note)
 {
     if (!capsule_.snapshot) {
-        note = "the capsule holds no checked-finite state before the step";
+        note = {"whatif-no-snapshot", {}};
         return false;
     }
     std::vector<TrainingBatch> batches = capsule_.window;
@@ -257,19 +256,19 @@ bool Replayer::finiteFromSnapshot(const Controls &controls, std::string &note)
         trainer_->setOpLevelOrigin(false);
         const std::shared_ptr<StepRecord> rec = trainer_->computeStep(false);
         if (rec->failed()) {
-            note = "non-finite at step " + std::to_string(rec->step);
+            note = {"whatif-nonfinite-at", {std::to_string(rec->step)}};
             return false;
         }
         std::vector<Event> events;
         std::string stop;
         trainer_->applyStep(*rec, events, stop);
         if (!stop.empty()) {
-            note = stop;
+            note = {"", {stop}};  // the policy's own sentence, in English
             return false;
         }
     }
     if (!trainer_->stateFinite()) {
-        note = "the last update made the parameters non-finite";
+        note = {"whatif-last-update-nonfinite", {}};
         return false;
     }
     return true;

@@ -16,7 +16,7 @@ class Replayer {
 public:
     // Builds the model on `device`; `notes` gets what differs from where the capsule was taken.
     // Throws std::runtime_error with one line when the capsule cannot be replayed.
-    Replayer(const RunFile &file, const CapsuleBlob &blob, const std::string &device, std::vector<std::string> &notes);
+    Replayer(const RunFile &file, const CapsuleBlob &blob, const std::string &device, std::vector<EventMessage> &notes);
     ~Replayer();
     Replayer(const Replayer &) = delete;
     Replayer &operator=(const Replayer &) = delete;
@@ -39,14 +39,14 @@ public:
     std::shared_ptr<StepRecord> computeStep(const StepState &state, bool opLevel);
     // Whether the step computed and applied from `state` leaves the run finite; `note` says
     // where it was not.
-    bool finiteThroughStep(const StepState &state, std::string &note);
+    bool finiteThroughStep(const StepState &state, EventMessage &note);
     // Whether the run, from the capsule's snapshot through its step with `controls`, stays finite.
-    bool finiteFromSnapshot(const Controls &controls, std::string &note);
+    bool finiteFromSnapshot(const Controls &controls, EventMessage &note);
 
 private:
     // A scenario's batches since the snapshot, from its data set rebuilt from the seed; without a
     // snapshot (and a note) where they are not what the run trained on.
-    void regenerateWindow(const Dataset &data, std::vector<std::string> &notes);
+    void regenerateWindow(const Dataset &data, std::vector<EventMessage> &notes);
 
     Capsule capsule_;
     std::string tempModel_;  // the embedded model file, written out for the loader
