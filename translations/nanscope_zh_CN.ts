@@ -2188,5 +2188,17 @@ The rank of the job that went non-finite first.</source>
         <source>the last update made the parameters non-finite</source>
         <translation>最后一次更新让参数变成了非有限值</translation>
     </message>
+    <message>
+        <source>loss scale grew to %1 after %2 clean steps</source>
+        <translation>连续 %2 步没有溢出，损失缩放系数增大到 %1</translation>
+    </message>
+    <message>
+        <source>%1 gradients overflowed at loss scale %2: update skipped, scale now %3</source>
+        <translation>%1 的梯度在损失缩放系数 %2 下溢出：已跳过本次更新，缩放系数现为 %3</translation>
+    </message>
+    <message>
+        <source>fp16 (emulated on CPU)</source>
+        <translation>fp16（在 CPU 上模拟）</translation>
+    </message>
 </context>
 </TS>

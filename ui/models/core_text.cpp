@@ -14,8 +14,8 @@ QString coreMessageText(const EventMessage &message)
         const QChar next = i + 1 < translated.size() ? translated.at(i + 1) : QChar();
         if (c == QLatin1Char('%') && next >= QLatin1Char('1') && next <= QLatin1Char('9')) {
             const std::size_t n = std::size_t(next.unicode() - '1');
-            if (n < message.args.size())
-                out += QString::fromStdString(message.args[n]);
+            if (n < message.args.size())  // a name the core marks ("fp16 (emulated on CPU)") translated too
+                out += coreText(message.args[n]);
             ++i;
         } else {
             out += c;

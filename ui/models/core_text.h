@@ -1,7 +1,7 @@
 #pragma once
 // The core's English texts that the window shows translated (core/src/contract/translatable.h):
-// scenario titles, fixes, challenges, the run's state and its events' sentences. Text the core did
-// not mark comes back unchanged.
+// scenario titles, fixes, challenges, precision labels, the run's state and its events'
+// sentences. Text the core did not mark comes back unchanged.
 #include <QCoreApplication>
 #include <QString>
 

@@ -158,6 +158,7 @@ void ControlPanel::retranslate()
     forecast_->setToolTip(tr("Warn when a layer's values would overflow (or vanish, in fp16 and bf16) within this "
                              "many steps; 0: no forecasts"));
     clipOn_->setText(tr("Clip gradient norm at"));
+    labelPrecisions();
     precision_->setItemData(
         1, tr("fp16 with dynamic loss scaling (emulated on the CPU by rounding layer outputs through half)"),
         Qt::ToolTipRole);
@@ -188,7 +189,7 @@ void ControlPanel::labelPrecisions()
     const std::string device = device_->currentData().toString().toStdString();
     for (int i = 0; i < precision_->count(); ++i)
         precision_->setItemText(
-            i, QString::fromStdString(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
+            i, coreText(precisionLabel(Precision(precision_->itemData(i).toInt()), device)));
 }
 
 QString ControlPanel::scenario() const

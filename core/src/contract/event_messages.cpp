@@ -69,6 +69,9 @@ const Pattern kPatterns[] = {
      QT_TRANSLATE_NOOP("nanscope::core",
                        "the loss scale fell to %1 and keeps falling: gradients overflow fp16 even unscaled, and the "
                        "scaler has nothing left to give")},
+    {"loss-scale-grew", QT_TRANSLATE_NOOP("nanscope::core", "loss scale grew to %1 after %2 clean steps")},
+    {"scaler-skipped",
+     QT_TRANSLATE_NOOP("nanscope::core", "%1 gradients overflowed at loss scale %2: update skipped, scale now %3")},
     // Replay's notes and what-ifs (nanscope/replay.h).
     {"replay-held",
      QT_TRANSLATE_NOOP("nanscope::core",

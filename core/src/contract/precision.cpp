@@ -1,6 +1,8 @@
 // Precision names and labels, loss-scaling options and the fp16 headroom: plain arithmetic.
 #include "nanscope/precision.h"
 
+#include "contract/translatable.h"
+
 #include <cmath>
 
 namespace nanscope {
@@ -26,7 +28,7 @@ std::optional<Precision> parsePrecision(const std::string &name)
 std::string precisionLabel(Precision p, const std::string &device)
 {
     if (p == Precision::FP16 && device == "cpu")
-        return "fp16 (emulated on CPU)";
+        return QT_TRANSLATE_NOOP("nanscope::core", "fp16 (emulated on CPU)");
     return precisionName(p);
 }
 

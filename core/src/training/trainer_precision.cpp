@@ -74,12 +74,15 @@ bool Trainer::gradientsFinite(const StepRecord &record) const
 bool Trainer::scalerSkipped(StepRecord &rec, std::vector<Event> &events, bool paramsFinite)
 {
     const LossScaler::Outcome o = scaler_.update(gradientsFinite(rec));
-    if (o.grew()) {
+    const auto number = [](double v) {
         std::ostringstream t;
-        t << "loss scale grew to " << o.nextScale << " after " << controls_.lossScaling.growthInterval
-          << " clean steps";
-        events.push_back({EventKind::Info, rec.step, -1, t.str()});
-    }
+        t << v;
+        return t.str();
+    };
+    if (o.grew())
+        events.emplace_back(EventKind::Info, rec.step, -1,
+                            EventMessage{"loss-scale-grew",
+                                         {number(o.nextScale), std::to_string(controls_.lossScaling.growthInterval)}});
     if (o.applyStep)
         return false;
     // GradScaler: the update is not applied; forward-pass side effects (BatchNorm statistics) stay.
@@ -87,13 +90,10 @@ bool Trainer::scalerSkipped(StepRecord &rec, std::vector<Event> &events, bool pa
     for (std::size_t i = 0; i < rec.layers.size(); ++i)
         if (rec.layers[i].paramGrads.hasNonFinite())
             rec.overflowLayers.push_back(int(i));
-    std::ostringstream t;
-    t << precisionLabel() << " gradients overflowed at loss scale " << o.scaleUsed << ": update skipped, scale now "
-      << o.nextScale;
     rec.skipped = true;
-    rec.why = t.str();
-    events.push_back(
-        {EventKind::Recovery, rec.step, rec.overflowLayers.empty() ? -1 : rec.overflowLayers.front(), rec.why});
+    events.emplace_back(EventKind::Recovery, rec.step, rec.overflowLayers.empty() ? -1 : rec.overflowLayers.front(),
+                        EventMessage{"scaler-skipped", {precisionLabel(), number(o.scaleUsed), number(o.nextScale)}});
+    rec.why = events.back().text;
     prevParamsFinite_ = paramsFinite;
     ++step_;
     return true;
