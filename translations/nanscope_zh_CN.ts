@@ -2200,5 +2200,29 @@ The rank of the job that went non-finite first.</source>
         <source>fp16 (emulated on CPU)</source>
         <translation>fp16（在 CPU 上模拟）</translation>
     </message>
+    <message>
+        <source>rank %1 of %2: joining the job at %3:%4</source>
+        <translation>第 %1 号进程（共 %2 个）：在 %3:%4 加入作业</translation>
+    </message>
+    <message>
+        <source>rank %1: collectives over %2</source>
+        <translation>第 %1 号进程：集合通信使用 %2</translation>
+    </message>
+    <message>
+        <source>non-finite before the all-reduce on %1: step skipped on every rank</source>
+        <translation>在 all-reduce 之前出现非有限值（%1）：所有进程都跳过了这一步</translation>
+    </message>
+    <message>
+        <source>non-finite before the all-reduce on %1: applied without its gradients, averaged over the other ranks</source>
+        <translation>在 all-reduce 之前出现非有限值（%1）：不计其梯度，按其余进程的平均值更新</translation>
+    </message>
+    <message>
+        <source>parameters identical on all %1 ranks</source>
+        <translation>全部 %1 个进程的参数完全相同</translation>
+    </message>
+    <message>
+        <source>rank %1&apos;s parameters differ from the other ranks&apos; from %2 on: silent divergence, the signature of a hardware fault</source>
+        <translation>第 %1 号进程的参数从 %2 起与其他进程不同：这是静默分歧，硬件故障的典型特征</translation>
+    </message>
 </context>
 </TS>

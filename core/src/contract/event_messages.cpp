@@ -72,6 +72,19 @@ const Pattern kPatterns[] = {
     {"loss-scale-grew", QT_TRANSLATE_NOOP("nanscope::core", "loss scale grew to %1 after %2 clean steps")},
     {"scaler-skipped",
      QT_TRANSLATE_NOOP("nanscope::core", "%1 gradients overflowed at loss scale %2: update skipped, scale now %3")},
+    // The ranks of a data-parallel job. The English of the last two is what job reports look for
+    // (kParametersIdentical, kParametersDiffer in nanscope/job_folder.h).
+    {"rank-joining", QT_TRANSLATE_NOOP("nanscope::core", "rank %1 of %2: joining the job at %3:%4")},
+    {"rank-collectives", QT_TRANSLATE_NOOP("nanscope::core", "rank %1: collectives over %2")},
+    {"ranks-skipped",
+     QT_TRANSLATE_NOOP("nanscope::core", "non-finite before the all-reduce on %1: step skipped on every rank")},
+    {"ranks-excluded",
+     QT_TRANSLATE_NOOP("nanscope::core", "non-finite before the all-reduce on %1: applied without its gradients, "
+                                         "averaged over the other ranks")},
+    {"ranks-identical", QT_TRANSLATE_NOOP("nanscope::core", "parameters identical on all %1 ranks")},
+    {"rank-diverged",
+     QT_TRANSLATE_NOOP("nanscope::core", "rank %1's parameters differ from the other ranks' from %2 on: silent "
+                                         "divergence, the signature of a hardware fault")},
     // Replay's notes and what-ifs (nanscope/replay.h).
     {"replay-held",
      QT_TRANSLATE_NOOP("nanscope::core",

@@ -20,13 +20,13 @@ RankFindings stepAcrossRanks(Trainer &trainer, RankSync &sync, StepRecord &recor
 {
     const RankFindings found = sync.exchange(record, trainer.model(), trainer.layers().size());
     const int layer = found.rank == sync.rank() ? found.layer : -1;
-    const std::string where = "non-finite before the all-reduce on " + found.text(trainer.layers());
+    const std::string where = found.text(trainer.layers());
     if (!found.badRanks.empty() && (policy == BadRankPolicy::Skip || int(found.badRanks.size()) == sync.world())) {
         // No trace on any rank: discardStep() puts back the buffers the forward pass moved.
         sync.discardPending();
         trainer.discardStep(record, false);
-        record.why = where + ": step skipped on every rank";
-        events.push_back({EventKind::Recovery, record.step, layer, record.why});
+        events.emplace_back(EventKind::Recovery, record.step, layer, EventMessage{"ranks-skipped", {where}});
+        record.why = events.back().text;
         return found;
     }
 
@@ -71,8 +71,8 @@ RankFindings stepAcrossRanks(Trainer &trainer, RankSync &sync, StepRecord &recor
     for (std::size_t i = 0; i < record.layers.size() && i < applied.layers.size(); ++i)
         record.layers[i].updateRatio = applied.layers[i].updateRatio;
     if (!found.badRanks.empty()) {
-        record.why = where + ": applied without its gradients, averaged over the other ranks";
-        events.push_back({EventKind::Recovery, record.step, layer, record.why});
+        events.emplace_back(EventKind::Recovery, record.step, layer, EventMessage{"ranks-excluded", {where}});
+        record.why = events.back().text;
     }
     return found;
 }

@@ -1,29 +1,23 @@
 // The step of one rank of a data-parallel job: every rank computes its own map before the gradient
 // all-reduce, the ranks compare them in one small collective, and all of them take the same
 // decision from the same numbers (docs/ranks.md).
-#include "nanscope/job_folder.h"
-
 #include "distributed/rank_step.h"
 #include "session/run_loop.h"
 #include "training/trainer.h"
 
 namespace nanscope {
 
-namespace {
-
-std::string who(int rank) { return "rank " + std::to_string(rank); }
-
-}  // namespace
-
 void RunLoop::joinRanks()
 {
     const DataParallel &job = config_.parallel;
-    raise({EventKind::Info, 0, -1,
-           who(job.rank) + " of " + std::to_string(job.world) + ": joining the job at " + job.address + ":" +
-               std::to_string(job.port)});
+    raise(Event(EventKind::Info, 0, -1,
+                EventMessage{"rank-joining",
+                             {std::to_string(job.rank), std::to_string(job.world), job.address,
+                              std::to_string(job.port)}}));
     ranks_ = std::make_unique<RankSync>(job, config_.device);
     ranks_->startFrom(trainer_->model());  // every rank starts from rank 0's weights
-    raise({EventKind::Info, 0, -1, who(job.rank) + ": collectives over " + ranks_->backendName()});
+    raise(Event(EventKind::Info, 0, -1,
+                EventMessage{"rank-collectives", {std::to_string(job.rank), ranks_->backendName()}}));
 }
 
 bool RunLoop::applyAcrossRanks(std::shared_ptr<StepRecord> record)
@@ -49,15 +43,14 @@ void RunLoop::compareRankParameters(int step, bool final)
     const RankDivergence d = ranks_->compareParameters(trainer_->model());
     if (d.ranks.empty()) {
         if (final)
-            raise({EventKind::Info, step, -1,
-                   kParametersIdentical + std::to_string(ranks_->world()) + " ranks"});
+            raise(Event(EventKind::Info, step, -1,
+                        EventMessage{"ranks-identical", {std::to_string(ranks_->world())}}));
         return;
     }
     for (const auto &[rank, layer] : d.ranks) {
         const std::string path = layer >= 0 ? trainer_->layers()[std::size_t(layer)].path : std::string("?");
-        raise({EventKind::Warning, step, rank == ranks_->rank() ? layer : -1,
-               who(rank) + kParametersDiffer + " from " + path +
-                   " on: silent divergence, the signature of a hardware fault"});
+        raise(Event(EventKind::Warning, step, rank == ranks_->rank() ? layer : -1,
+                    EventMessage{"rank-diverged", {std::to_string(rank), path}}));
     }
 }
 
