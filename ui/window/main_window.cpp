@@ -6,7 +6,6 @@
 #include "models/layer_tree_model.h"
 #include "widgets/challenge_box.h"
 #include "models/core_text.h"
-#include "widgets/challenges_dialog.h"
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
 #include "window/replay_runner.h"
@@ -218,15 +217,6 @@ void MainWindow::buildDocks()
 
 void MainWindow::selectScenario(const QString &id) { controls_->selectScenario(id); }
 
-void MainWindow::showLesson()
-{
-    if (controls_->modelSelected())
-        lesson_->showPage(modelPageMarkdown(controls_->modelPath(), controls_->modelInput(), modelGuessNote_));
-    else
-        lesson_->showLesson(controls_->scenario());
-    challengeBox_->showChallenge(controls_->modelSelected() ? QString() : controls_->scenario(),
-                                 challengeStates_.value(controls_->scenario()) == ChallengeState::Solved);
-}
 void MainWindow::setSteps(int steps) { controls_->setSteps(steps); }
 
 bool MainWindow::startRun()
@@ -406,19 +396,6 @@ void MainWindow::selectStep(int step)
     plots_->setCursorStep(step);
     if (showingJob())
         rankView_->showStep(step);
-}
-
-void MainWindow::setPresentationMode(bool on)
-{
-    QFont f = normalFont_;
-    if (on)
-        f.setPointSizeF(normalFont_.pointSizeF() * 1.6);
-    setFont(f);
-    lesson_->setFont(f);
-    for (QCustomPlot *plot : findChildren<QCustomPlot *>())
-        setPlotFontSize(plot, f.pointSizeF());
-    if (QAction *a = action(QStringLiteral("presentation")); a && a->isChecked() != on)
-        a->setChecked(on);
 }
 
 void MainWindow::showError(const QString &title, const QString &message)
