@@ -292,7 +292,7 @@ const char *usage(const std::string &command)
                "                    [--fix [--fix-value X]] [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
                "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
-               "                    [--record FILE.nsrun [--record-errors stop|continue]]\n"
+               "                    [--record FILE.nsrun [--record-errors stop|continue] [--keep all|auto|SIZE]]\n"
                "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER[:RANK]]\n"
                "                    [--inject nan-sample@[RANK:]STEP]\n"
                "                    [--ranks N] [--on-bad-rank skip|exclude] [--param-check-every K]\n"
@@ -350,10 +350,13 @@ const char *usage(const std::string &command)
            "       nanscope bench --replay [--rounds N] [--json]\n"
            "       nanscope bench --ranks N [--rounds N] [--steps N] [--only mlp|cnn|deep] [--device cpu|cuda]\n"
            "                      [--backend auto|gloo|nccl] [--json]\n"
+           "       nanscope bench --record-file FILE.nsrun [--layers N] [--steps N] [--keep all|auto|SIZE]\n"
+           "                      [--nan-every N] [--json]\n"
            "  median step time with the probe off, with the full map, with the full map recorded\n"
            "  into a run file and with op-level checks, interleaved in one run, and their ratios;\n"
            "  --replay: what replaying a capsule costs, and the replays a bisection takes;\n"
-           "  --ranks: a data-parallel step with the map and the ranks' arbitration against a plain one\n";
+           "  --ranks: a data-parallel step with the map and the ranks' arbitration against a plain one;\n"
+           "  --record-file: a run file written from made-up records of a wide model, its size and cost\n";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "cli_model.h"
 #include "cli_ranks.h"
 #include "nanscope/bench.h"
+#include "nanscope/synthetic_records.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -192,6 +193,54 @@ int benchRanksCommand(const std::vector<std::string> &args, std::ostream &out, s
 
 }  // namespace
 
+// `bench --record-file FILE`: what a keep policy makes of a long, wide run (docs/benchmarks.md).
+int benchRecordFileCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    std::string path;
+    int layers = 600, steps = 100000, nanEvery = 50000;
+    KeepPolicy keep;
+    bool json = false;
+    Arguments arguments("bench");
+    arguments.option("--record-file", [&path](const auto &, const auto &v) { path = v; })
+        .option("--layers", [&layers](const auto &flag, const auto &v) { layers = parseInt(flag, v, 1); })
+        .option("--steps", [&steps](const auto &flag, const auto &v) { steps = parseInt(flag, v, 1); })
+        .option("--nan-every", [&nanEvery](const auto &flag, const auto &v) { nanEvery = parseInt(flag, v, 0); })
+        .option("--keep", [&keep](const auto &flag, const auto &v) {
+            const auto parsed = parseKeepPolicy(v);
+            if (!parsed)
+                throw std::invalid_argument(flag + " is all, auto or a size of at least 1MiB, got '" + v + "'");
+            keep = *parsed;
+        })
+        .flag("--json", json);
+    arguments.parse(args);
+    const RecordBenchResult r = benchRecordFile(path, steps, layers, keep, nanEvery, [&](std::int64_t step) {
+        if (!json && step % 65536 == 0)
+            err << "step " << step << '/' << steps << "...\n";
+    });
+    if (json) {
+        out << jsonLine({{"type", "bench-record-file"},
+                         {"steps", r.steps},
+                         {"layers", r.layers},
+                         {"keep", r.keep},
+                         {"seconds", jsonNumber(r.seconds)},
+                         {"file_bytes", r.fileBytes},
+                         {"bytes_per_step", jsonNumber(r.bytesPerStep())},
+                         {"steps_with_layers", r.stepsWithLayers},
+                         {"nonfinite_steps", r.nonFiniteSteps},
+                         {"sample_every", r.sampleEvery},
+                         {"open_ms", jsonNumber(r.openMs)}})
+            << '\n';
+        return 0;
+    }
+    out << std::fixed << std::setprecision(1) << r.steps << " steps of " << r.layers << " layers, keep " << r.keep
+        << ": " << double(r.fileBytes) / (1024.0 * 1024.0) << " MiB (" << std::setprecision(0) << r.bytesPerStep()
+        << " bytes a step), written in " << std::setprecision(1) << r.seconds << " s (" << std::setprecision(0)
+        << double(r.steps) / r.seconds << " steps/s); " << r.stepsWithLayers << " steps with layer rows, "
+        << r.nonFiniteSteps << " non-finite, sampled every " << r.sampleEvery << "; chunks read in "
+        << std::setprecision(0) << r.openMs << " ms\n";
+    return 0;
+}
+
 int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     // The two forms take different options (--only names a built-in model, a file needs its
@@ -204,6 +253,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
                        });
     if (ranks)
         return benchRanksCommand(args, out, err);
+    if (std::any_of(args.begin(), args.end(), [](const std::string &a) { return a.rfind("--record-file", 0) == 0; }))
+        return benchRecordFileCommand(args, out, err);
     if (replay)
         return benchReplayCommand(args, out, err);
     return modelFile ? benchModelFile(args, out, err) : benchBuiltInModels(args, out, err);

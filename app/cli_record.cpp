@@ -18,6 +18,7 @@
 #include <iomanip>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -31,6 +32,13 @@ void addRecordOptions(Arguments &arguments, RecordOptions &options)
             if (v != "stop" && v != "continue")
                 throw std::invalid_argument(flag + " is stop or continue, got '" + v + "'");
             options.continueWithoutRecording = v == "continue";
+        })
+        .option("--keep", [&](const auto &flag, const auto &v) {
+            const std::optional<KeepPolicy> keep = parseKeepPolicy(v);
+            if (!keep)
+                throw std::invalid_argument(flag + " is all, auto or a size of at least 1MiB (2GiB, 500MiB), got '" +
+                                            v + "'");
+            options.keep = *keep;
         });
 }
 
@@ -39,6 +47,7 @@ std::unique_ptr<RunRecorder> startRecording(const RecordOptions &options, RunSou
     if (options.path.empty())
         return nullptr;
     RecorderOptions r;
+    r.keep = options.keep;
     const bool goOn = options.continueWithoutRecording;
     r.onError = [&err, &source, goOn](const std::string &message) {
         err << "nanscope: " << message << (goOn ? " (the run goes on unrecorded)" : " (the run stops)") << '\n';

@@ -1,5 +1,6 @@
 #pragma once
 // Run files on the command line: `run --record`, `report` and `export`.
+#include "nanscope/keep_policy.h"
 #include "nanscope/run_source.h"
 
 #include <iosfwd>
@@ -18,6 +19,7 @@ class Arguments;
 struct RecordOptions {
     std::string path;                       // empty: the run is not recorded
     bool continueWithoutRecording = false;  // when writing fails: go on (true) or stop the run
+    KeepPolicy keep;                        // --keep all|auto|SIZE: what the file keeps of each layer
 };
 void addRecordOptions(Arguments &arguments, RecordOptions &options);
 

@@ -2,6 +2,7 @@
 // module's worst cell, labels that never overprint, and the widget paging through 600 modules.
 #include "run/map_rows.h"
 #include "run/run_store.h"
+#include "widgets/map_cell_text.h"
 #include "widgets/map_row_labels.h"
 #include "widgets/nan_map_view.h"
 
@@ -80,6 +81,7 @@ private Q_SLOTS:
     void manyModulesPageWithoutOverprinting();
     void clickingALabelOpensAndClosesItsModule();
     void magnitudeScaleTopsAtThePrecisionsLargest();
+    void aThinnedStepSaysItsChunkStandsIn();
 };
 
 void TestMapView::subtreesEndWhereTheNextSiblingBegins()
@@ -294,6 +296,32 @@ void TestMapView::magnitudeScaleTopsAtThePrecisionsLargest()
     view.setMeasure(MapMeasure::UpdateRatio);
     QVERIFY(std::isnan(view.shownValue(8, 0)));  // no update measured
     QVERIFY(!view.findChild<QComboBox *>(QStringLiteral("mapKind"))->isEnabled());
+}
+
+// A step a thinned run file kept no layer detail of (its cells are its chunk's) says so on hover,
+// alone in its column or among kept steps.
+void TestMapView::aThinnedStepSaysItsChunkStandsIn()
+{
+    const std::vector<Layer> layers = flat(3);
+    NanMapData data(4);
+    data.reset(3);
+    for (int step = 0; step < 8; ++step) {
+        StepRecord r = stepWith(step, 3, {});
+        r.layerDetail = step == 0 ? LayerDetail::First : LayerDetail::None;
+        data.append(r);
+    }
+    QCOMPARE(data.stepsPerColumn(), 2);
+    const MapRow row{1, 0, 1, false, false};
+    const MapView view;
+    QCOMPARE(data.stepsWithoutDetail(0), 1);
+    QCOMPARE(data.stepsWithoutDetail(1), 2);
+    const QString mixed = describeMapCell(data, layers, view, row, 0), thinned = describeMapCell(data, layers, view, row, 1);
+    QVERIFY2(mixed.contains(QLatin1String("1 of these steps kept no layer detail")), qPrintable(mixed));
+    QVERIFY2(thinned.contains(QLatin1String("The run file kept no layer detail of these steps")), qPrintable(thinned));
+    NanMapData kept(4);
+    kept.reset(3);
+    kept.append(stepWith(0, 3, {}));
+    QVERIFY(!describeMapCell(kept, layers, view, row, 0).contains(QLatin1String("layer detail")));
 }
 
 QTEST_MAIN(TestMapView)

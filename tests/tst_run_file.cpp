@@ -320,8 +320,8 @@ void TestRunFile::nonFiniteValuesRoundTrip()
     QVERIFY2(rows[7].startsWith("6,3.4028234663852886e+38,"), qPrintable(rows[7]));
     QCOMPARE(rows[0], QStringLiteral("step,loss,grad_norm,grad_norm_clipped,lr,loss_scale,skipped,rolled_back,why,"
                                      "step_ms,origin_phase,origin_layer,origin_op,bad_samples,quarantined,precision,"
-                                     "nonfinite"));
-    QVERIFY2(rows[5].contains(",overflow,") && rows[5].endsWith(",backward,fc,SqrtBackward0,3 9,9,fp32,1"),
+                                     "layer_detail,nonfinite"));
+    QVERIFY2(rows[5].contains(",overflow,") && rows[5].endsWith(",backward,fc,SqrtBackward0,3 9,9,fp32,nonfinite,1"),
              qPrintable(rows[5]));
 
     // The same values through SQL, as anyone reads them: NULL is NaN, Inf is Inf.

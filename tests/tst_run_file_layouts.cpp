@@ -4,6 +4,7 @@
 #include "cli_runner.h"
 #include "record_compare.h"
 #include "run_file_helpers.h"
+#include "sql_helpers.h"
 
 #include "nanscope/run_file.h"
 
@@ -25,22 +26,6 @@ namespace {
 
 // What a layout lacks, as the readers must make up for it.
 enum Lacks { Nothing = 0, StepPrecision = 1, UpdateRatios = 2, EventMessages = 4 };
-
-// Runs `sql` on the file; empty on success, else SQLite's message.
-QString execSql(const QString &path, const QString &sql)
-{
-    sqlite3 *db = nullptr;
-    if (sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-        sqlite3_close(db);
-        return QStringLiteral("cannot open");
-    }
-    char *message = nullptr;
-    const int rc = sqlite3_exec(db, sql.toUtf8().constData(), nullptr, nullptr, &message);
-    const QString error = rc == SQLITE_OK ? QString() : QString::fromUtf8(message);
-    sqlite3_free(message);
-    sqlite3_close(db);
-    return error;
-}
 
 QJsonObject fileSummary(const QString &path)
 {
@@ -128,7 +113,9 @@ void TestRunFileLayouts::eachEarlierLayoutOpens_data()
     QTest::addColumn<QString>("sql");
     QTest::addColumn<bool>("oldSummary");
     QTest::addColumn<int>("lacks");
-    const QString formatOne = "ALTER TABLE steps DROP COLUMN precision; PRAGMA user_version = 1; "
+    const QString versionThreeColumns = "ALTER TABLE steps DROP COLUMN layer_detail; ALTER TABLE run DROP COLUMN keep;";
+    const QString formatTwo = versionThreeColumns + "PRAGMA user_version = 2; UPDATE run SET format_version = 2;";
+    const QString formatOne = versionThreeColumns + "ALTER TABLE steps DROP COLUMN precision; PRAGMA user_version = 1; "
                               "UPDATE run SET format_version = 1;";
     const QString noRankColumns = "ALTER TABLE run DROP COLUMN rank; ALTER TABLE run DROP COLUMN world_size;";
     const QString noCapsules = "DROP TABLE capsules; DROP TABLE embedded_files;";
@@ -143,9 +130,10 @@ void TestRunFileLayouts::eachEarlierLayoutOpens_data()
     const QString formatOneFile = noMessages + formatOne;  // version 1 never had event messages
     const int oldest = StepPrecision | EventMessages;
 
-    QTest::newRow("current (2)") << QString() << false << int(Nothing);
-    QTest::newRow("2 with a format 1 summary") << QString() << true << int(Nothing);
-    QTest::newRow("2 before event messages") << noMessages << false << int(EventMessages);
+    QTest::newRow("current (3)") << QString() << false << int(Nothing);
+    QTest::newRow("2") << formatTwo << false << int(Nothing);
+    QTest::newRow("2 with a format 1 summary") << formatTwo << true << int(Nothing);
+    QTest::newRow("2 before event messages") << formatTwo + noMessages << false << int(EventMessages);
     QTest::newRow("1") << formatOneFile << true << oldest;
     QTest::newRow("1 before rank columns") << formatOneFile + noRankColumns << true << oldest;
     QTest::newRow("1 before capsules, update ratios")

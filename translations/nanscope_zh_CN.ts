@@ -95,6 +95,16 @@ relative difference %4</source>
         <translation>%1，%2
 %3</translation>
     </message>
+    <message>
+        <source>The run file kept no layer detail of these steps (all finite): their 64-step chunk&apos;s largest finite values stand in for them.</source>
+        <translation>运行文件没有保留这些步的逐层细节（它们都是有限的）：这里显示的是所在 64 步分块中最大的有限值。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n of these steps kept no layer detail in the run file (all finite): their 64-step chunk&apos;s largest finite values stand in for them.</source>
+        <translation>
+            <numerusform>其中 %n 步在运行文件中没有保留逐层细节（它们都是有限的）：以所在 64 步分块中最大的有限值代替。</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>OriginText</name>

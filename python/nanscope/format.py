@@ -28,6 +28,10 @@ SUMMARY_KEYS: List[str] = _DEFINITION["summary_keys"]
 ORIGIN_KEYS: List[str] = _DEFINITION["origin_keys"]
 PRECISIONS: List[str] = _DEFINITION["precisions"]
 CHUNK_STEPS: int = _DEFINITION["chunk_steps"]
+#: run.keep of a file that keeps every step's layer rows (docs/run-file.md, "Layer detail").
+KEEP_ALL: Dict[str, Any] = _DEFINITION["keep_all"]
+#: The auto policy's constants: first_steps, lead_up_steps, after_control_steps, sample_every, budget_bytes.
+KEEP_AUTO: Dict[str, Any] = _DEFINITION["keep_auto"]
 #: By precision name: "largest_finite" and "smallest_positive", what the forecasts warn of.
 PRECISION_LIMITS: Dict[str, Dict[str, float]] = _DEFINITION["precision_limits"]
 

@@ -127,12 +127,13 @@ class Recorder:
         created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         self._writer.write(
             "INSERT INTO run (format_version, nanscope_version, libtorch_version, created, scenario, model_path, "
-            "model_sha256, device, precision, seed, config, controls, rank, world_size) "
-            "VALUES (?,?,?,?,NULL,NULL,NULL,?,?,?,?,?,?,?)",
+            "model_sha256, device, precision, seed, config, controls, rank, world_size, keep) "
+            "VALUES (?,?,?,?,NULL,NULL,NULL,?,?,?,?,?,?,?,?)",
             [(fmt.FORMAT_VERSION, __version__, torch.__version__, created, device, "fp32",
               torch.initial_seed() & 0x7FFFFFFFFFFFFFFF, json.dumps(config), json.dumps(controls),
               int(rank) if rank is not None and world is not None else None,
-              int(world) if rank is not None and world is not None else None)])
+              int(world) if rank is not None and world is not None else None,
+              json.dumps(fmt.KEEP_ALL))])
         self._writer.write("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)",
                            [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
         self._event("info", 0, -1, f"recording {self.name}: a Python training loop on {device}, torch "
@@ -224,6 +225,7 @@ class Recorder:
             **health_columns("input", m.input_health), **health_columns("loss", m.loss_health),
             "bad_samples": index_list(bad), "quarantined": None, "zeroed_gradients": 0,
             "overflow_layers": index_list(overflow), "precision": m.precision,
+            "layer_detail": None,  # every step's layers are kept (run.keep says "all")
         }
         row = fmt.keyed(fmt.STEP_COLUMNS, row, "steps row")
         assert self._writer is not None

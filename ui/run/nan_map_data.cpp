@@ -45,6 +45,7 @@ void NanMapData::append(const StepRecord &r)
     Column &col = columnFor(r.step, 1);
     col.lastStep = r.step;
     ++col.count;
+    col.withoutDetail += r.layerDetail == LayerDetail::None;
     const int n = std::min<int>(layers_, int(r.layers.size()));
     for (int l = 0; l < n; ++l) {
         const auto parts = healthKinds(r.layers[std::size_t(l)]);
@@ -88,6 +89,7 @@ void NanMapData::halve()
                 merged.updateRatios[j] = largestUpdateRatio(merged.updateRatios[j], later.updateRatios[j]);
             merged.lastStep = later.lastStep;
             merged.count += later.count;
+            merged.withoutDetail += later.withoutDetail;
         }
         columns_[out] = std::move(merged);
     }

@@ -47,6 +47,8 @@ public:
     {
         return columns_[std::size_t(column)].updateRatios[std::size_t(layer)];
     }
+    // Steps of the column whose run file kept no layer detail: their cells are their chunk's.
+    int stepsWithoutDetail(int column) const { return columns_[std::size_t(column)].withoutDetail; }
     // The column holding `step`, or -1.
     int columnOfStep(int step) const;
 
@@ -55,6 +57,7 @@ private:
         int firstStep = 0;
         int lastStep = 0;
         int count = 0;
+        int withoutDetail = 0;  // steps whose layers came from their chunk (LayerDetail::None)
         std::vector<MapCell> cells;        // kind-major: [kind * layers + layer]
         std::vector<double> updateRatios;  // by layer
     };

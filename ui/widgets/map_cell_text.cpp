@@ -97,6 +97,16 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
         }
         }
     }
+    // A thinned run file (docs/run-file.md, "Layer detail") keeps some healthy steps by their chunk only.
+    const int withoutDetail = data.stepsWithoutDetail(column);
+    if (withoutDetail > 0)
+        body += QLatin1Char('\n') +
+                (withoutDetail == data.lastStep(column) - data.firstStep(column) + 1
+                     ? MapCellText::tr("The run file kept no layer detail of these steps (all finite): their "
+                                       "64-step chunk's largest finite values stand in for them.")
+                     : MapCellText::tr("%n of these steps kept no layer detail in the run file (all finite): "
+                                       "their 64-step chunk's largest finite values stand in for them.",
+                                       nullptr, withoutDetail));
     return MapCellText::tr("%1, %2\n%3").arg(head, steps, body);
 }
 

@@ -3,6 +3,7 @@
 #include "window/main_window.h"
 
 #include "nanscope/pushed_run_source.h"
+#include "nanscope/synthetic_records.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -31,51 +32,6 @@ double residentMiB()
         return 0;
     const QList<QByteArray> fields = statm.readAll().split(' ');
     return fields.size() > 1 ? fields[1].toDouble() * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0) : 0;
-}
-
-std::vector<Layer> benchLayers(int count)
-{
-    std::vector<Layer> layers{{0, "", "BenchModel", -1}};
-    for (int i = 1; i < count; ++i)
-        layers.push_back(
-            {i, "block" + std::to_string((i - 1) / 3) + ".layer" + std::to_string((i - 1) % 3), "Linear", 0});
-    return layers;
-}
-
-// A record like a real StableModel step: every layer's four healths present; a stretch of steps
-// in the middle of each 10,000 goes non-finite from layer 3 on, so the map and tree have work.
-StepRecordPtr benchRecord(int run, int step, int layers)
-{
-    auto r = std::make_shared<StepRecord>();
-    r->run = run;
-    r->step = step;
-    const bool bad = step % 10000 >= 5000 && step % 10000 < 5100;
-    r->loss = bad ? std::nan("") : 2.3 / (1.0 + step * 1e-4) + 0.1 * std::sin(step * 0.01);
-    r->gradNorm = bad ? HUGE_VAL : 1.0 + std::cos(step * 0.003);
-    r->gradNormClipped = std::min(r->gradNorm, 5.0);
-    r->learningRate = 1e-3;
-    r->stepMillis = 0.2;
-    r->layers.resize(std::size_t(layers));
-    for (int l = 0; l < layers; ++l) {
-        LayerHealth &h = r->layers[std::size_t(l)];
-        for (TensorHealth *t : {&h.forward, &h.grad, &h.params, &h.paramGrads}) {
-            t->present = true;
-            t->numel = 2048;
-            t->min = -1;
-            t->max = t->absMax = 1;
-            t->finiteL2 = 10;
-        }
-        if (bad && l >= 3)
-            h.forward.nan = h.grad.nan = 64 * (l - 2);
-    }
-    if (bad) {
-        r->origin.step = step;
-        r->origin.phase = Phase::Forward;
-        r->origin.layer = 3;
-        r->origin.layerPath = "block0.layer2";
-        r->origin.produced = true;
-    }
-    return r;
 }
 
 double percentile(std::vector<double> v, double p)
@@ -142,7 +98,7 @@ int runGuiBench(const QStringList &args)
     MainWindow window(std::move(source));
     window.show();
     const int run = 1000;
-    feed.beginRun(run, benchLayers(layerCount));
+    feed.beginRun(run, syntheticLayers(layerCount));
 
     std::atomic<bool> producing{true};
     std::atomic<int> produced{0};
@@ -154,7 +110,8 @@ int runGuiBench(const QStringList &args)
             const double at =
                 step < slowSteps ? step / double(slowRate) : slowSeconds + (step - slowSteps) / double(fast);
             std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
-            feed.pushStep(benchRecord(run, step, layerCount));
+            // A stretch in the middle of each 10,000 steps goes non-finite, so the map and tree have work.
+            feed.pushStep(syntheticStepRecord(run, step, layerCount, step % 10000 >= 5000 && step % 10000 < 5100));
             produced = step + 1;
             if (step + 1 == slowSteps)
                 slowPhase = false;

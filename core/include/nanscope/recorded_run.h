@@ -85,11 +85,13 @@ private:
     int playChunks(int run, const std::function<void(int step)> &deliverEventsUpTo, SummaryBuilder &builder);
     void setState(SessionState s);
     void waitForObservers();
+    StepRecordPtr withChunkLayers(const StepRecordPtr &record, int run);
 
     std::string path_;
     RecordedRunOptions options_;
     RunFileInfo info_;
     std::unique_ptr<RunFile> file_;  // used by the player thread only once it runs
+    StepChunkPtr lastChunk_;         // the player's: the chunk a thinned step last took its layers from
 
     ObserverList observers_;
     mutable std::mutex mutex_;  // state_, run_, playing_

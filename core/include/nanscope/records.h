@@ -4,6 +4,7 @@
 #include "nanscope/controls.h"
 #include "nanscope/event_message.h"
 #include "nanscope/health.h"
+#include "nanscope/keep_policy.h"
 
 #include <cstdint>
 #include <limits>
@@ -81,6 +82,9 @@ struct StepRecord {
     std::vector<std::int64_t> quarantined;  // samples removed from this batch by the policy
     TensorHealth lossHealth;
     std::vector<LayerHealth> layers;  // indexed by Layer::id
+    // Read back from a run file: why it kept this step's layers; None: it kept none (the step's
+    // chunk has them folded), and `layers` is empty. Every for a live record.
+    LayerDetail layerDetail = LayerDetail::Every;
     Origin origin;                    // invalid when the step was finite
     bool zeroedGradients = false;
     // Layers whose parameter gradients held Inf/NaN on a step the loss scaler skipped (ids).

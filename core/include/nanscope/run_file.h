@@ -15,8 +15,9 @@
 namespace nanscope {
 
 // The format this NaNScope writes, and the newest it reads; it reads every earlier one too.
-// 2: steps.precision, the summary's per-layer counts by path (docs/run-file.md, "Versioning").
-constexpr int kRunFileFormatVersion = 2;
+// 2: steps.precision, the summary's per-layer counts by path; 3: steps.layer_detail and run.keep,
+// a file that keeps some steps' layer rows only (docs/run-file.md, "Versioning").
+constexpr int kRunFileFormatVersion = 3;
 constexpr const char *kRunFileExtension = ".nsrun";
 
 // One line naming the file and the cause: "run.nsrun: not a NaNScope run file".
@@ -42,6 +43,10 @@ struct RunFileInfo {
     // A data-parallel job's rank and its number of ranks (docs/ranks.md); worldSize 0: a run of its own.
     int rank = 0;
     int worldSize = 0;
+    // What the file keeps of each layer's health (docs/run-file.md, "Layer detail"): every step in
+    // files before version 3, else as written, with the stride its sampled steps have now.
+    KeepPolicy keep = KeepPolicy::all();
+    int keepSampleEvery = 1;
     bool finished = false;
     RunSummary summary;  // meaningful when finished
     // Goes up about once a second while a recorder writes the file: a follower that sees it stand

@@ -3,6 +3,7 @@
 // up the training thread: it queues what it is handed, and a writer thread of its own commits it
 // in batched transactions at least every `commitIntervalMs`, so a process killed at any moment
 // leaves a file holding every step up to about then.
+#include "nanscope/keep_policy.h"
 #include "nanscope/run_source.h"
 
 #include <cstdint>
@@ -14,6 +15,8 @@ namespace nanscope {
 
 struct RecorderOptions {
     int commitIntervalMs = 250;
+    // What the file keeps of each layer's health (docs/run-file.md, "Layer detail"); `auto` by default.
+    KeepPolicy keep;
     // Called once, on the writer thread, when writing fails (a full disk, a vanished folder):
     // the message names the file and the cause. Nothing is written after it.
     std::function<void(const std::string &message)> onError;

@@ -88,4 +88,10 @@ struct StepChunk {
 };
 using StepChunkPtr = std::shared_ptr<const StepChunk>;
 
+// The layers of a step whose run file kept no layer detail (LayerDetail::None), as its chunk
+// tells them: finite, as such a step always is (a non-finite one keeps its detail), each kind's
+// numel, its largest magnitude and norm over the chunk (min and max as -|max|, |max|), the
+// chunk's largest update ratio.
+std::vector<LayerHealth> layersFromChunk(const StepChunk &chunk);
+
 }  // namespace nanscope

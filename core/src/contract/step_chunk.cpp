@@ -146,4 +146,27 @@ void StepChunk::add(const StepRecord &r)
         layers[std::size_t(born)].firstProduced = r.step;
 }
 
+std::vector<LayerHealth> layersFromChunk(const StepChunk &chunk)
+{
+    std::vector<LayerHealth> layers(chunk.layers.size());
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const StepChunk::LayerPart &part = chunk.layers[i];
+        TensorHealth *kinds[kLayerHealthKinds] = {&layers[i].forward, &layers[i].grad, &layers[i].params,
+                                                  &layers[i].paramGrads};  // LayerHealth's order, as healthKinds()
+        for (int k = 0; k < kLayerHealthKinds; ++k) {
+            const MapCell &cell = part.cells[std::size_t(k)];
+            TensorHealth &h = *kinds[k];
+            h.present = cell.present;
+            if (!cell.present)
+                continue;
+            h.numel = cell.numel;
+            h.absMax = h.max = cell.absMax;
+            h.min = -cell.absMax;
+            h.finiteL2 = cell.norm;
+        }
+        layers[i].updateRatio = part.updateRatio;
+    }
+    return layers;
+}
+
 }  // namespace nanscope

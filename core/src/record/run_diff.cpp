@@ -64,12 +64,15 @@ public:
     void compare(const StepRecord &a, const StepRecord &b)
     {
         ++d_.stepsCompared;
+        // A step one file kept no layer detail of (docs/run-file.md, "Layer detail") is compared by
+        // its own row alone: its input and loss.
+        const bool withLayers = a.layerDetail != LayerDetail::None && b.layerDetail != LayerDetail::None;
         for (const HealthKindInfo &k : kHealthKinds) {
             std::vector<bool> &differs = differing_[std::size_t(k.kind)];  // reused step after step
             differs.assign(shared_.ids.size(), false);
             for (std::size_t e = 0; e < shared_.ids.size(); ++e) {
-                differs[e] = !sameHealth(*healthOf(a, shared_.ids[e].first, k), *healthOf(b, shared_.ids[e].second, k),
-                                         tolerance_);
+                differs[e] = withLayers && !sameHealth(*healthOf(a, shared_.ids[e].first, k),
+                                                       *healthOf(b, shared_.ids[e].second, k), tolerance_);
                 if (differs[e])
                     d_.identicalThroughout[std::size_t(k.kind)] = false;
             }

@@ -125,6 +125,12 @@ void RunFile::Impl::readRunRow()
             info.worldSize = int(job.integer(1));
         }
     }
+    // Files before version 3 keep every step's layers.
+    if (db->singleInt("SELECT count(*) FROM pragma_table_info('run') WHERE name = 'keep'") == 1) {
+        record::Statement keep = db->prepare("SELECT keep FROM run");
+        if (keep.step() && !keep.isNull(0))
+            info.keep = record::keepFrom(parsed(keep.text(0)), &info.keepSampleEvery);
+    }
     if (info.finished) {
         info.summary = summaryFrom(parsed(s.text(11)), layers);
         info.summary.finished = true;

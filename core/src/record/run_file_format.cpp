@@ -6,6 +6,7 @@
 #include "nanscope/precision.h"
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
+#include "record/run_file_json.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
 #include "record/step_columns.h"
@@ -81,6 +82,8 @@ std::string runFileFormatJson()
         {"precisions", precisions},
         {"precision_limits", limits},
         {"chunk_steps", kChunkSteps},
+        {"keep_all", record::keepJson(KeepPolicy::all(), 1)},
+        {"keep_auto", record::keepJson(KeepPolicy{}, KeepPolicy::kSampleEvery)},
     };
     return out.dump(1) + "\n";
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "record/run_file_json.h"
 
 #include "nanscope/run_threads.h"
@@ -217,6 +218,26 @@ RunConfig configFrom(const Json &j)
     if (j.contains("recorder") && j["recorder"].is_object())
         c.recordedLoop = jsonValue<std::string>(j["recorder"], "name", "a recorded loop");
     return c;
+}
+
+Json keepJson(const KeepPolicy &policy, int sampleEvery)
+{
+    return {{"policy", keepPolicyName(policy)},
+            {"budget_bytes", policy.keepAll ? Json(nullptr) : Json(policy.budgetBytes)},
+            {"first_steps", KeepPolicy::kFirstSteps},
+            {"lead_up_steps", KeepPolicy::kLeadUpSteps},
+            {"after_control_steps", KeepPolicy::kAfterControlSteps},
+            {"sample_every", policy.keepAll ? 1 : sampleEvery}};
+}
+
+KeepPolicy keepFrom(const Json &j, int *sampleEvery)
+{
+    KeepPolicy p = parseKeepPolicy(jsonValue<std::string>(j, "policy", "all")).value_or(KeepPolicy::all());
+    if (!p.keepAll)
+        p.budgetBytes = std::max(jsonValue<std::int64_t>(j, "budget_bytes", p.budgetBytes), KeepPolicy::kSmallestBudgetBytes);
+    if (sampleEvery)
+        *sampleEvery = std::max(jsonValue<int>(j, "sample_every", p.keepAll ? 1 : KeepPolicy::kSampleEvery), 1);
+    return p;
 }
 
 }  // namespace nanscope::record

@@ -42,4 +42,9 @@ Controls controlsFrom(const Json &j);
 Json configJson(const RunConfig &c, const Controls &initial, int steps);
 RunConfig configFrom(const Json &j);
 
+// run.keep: the policy a file was written with and its constants, `sample_every` the stride its
+// sampled steps have now (docs/run-file.md, "Layer detail").
+Json keepJson(const KeepPolicy &policy, int sampleEvery);
+KeepPolicy keepFrom(const Json &j, int *sampleEvery = nullptr);
+
 }  // namespace nanscope::record

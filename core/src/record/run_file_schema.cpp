@@ -38,7 +38,8 @@ CREATE TABLE run (
     finished         TEXT,
     heartbeat        INTEGER NOT NULL DEFAULT 0,
     rank             INTEGER,
-    world_size       INTEGER
+    world_size       INTEGER,
+    keep             TEXT
 );
 CREATE TABLE layers (
     id     INTEGER PRIMARY KEY,

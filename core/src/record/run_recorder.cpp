@@ -64,12 +64,15 @@ RunRecorder::RunRecorder(const std::string &path, RecorderOptions options)
     record::Database &db = *d_->db;
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");  // WAL + NORMAL: a killed process loses nothing committed
+    // A thinning pass (docs/run-file.md, "Layer detail") deletes many rows in one transaction: the
+    // log it leaves is cut back after the next checkpoint rather than kept at its largest.
+    db.exec("PRAGMA journal_size_limit = 67108864");
     db.exec("PRAGMA application_id = " + std::to_string(record::kRunFileApplicationId));
     db.exec("PRAGMA user_version = " + std::to_string(kRunFileFormatVersion));
     db.exec("BEGIN");
     record::createSchema(db);
     db.exec("COMMIT");
-    d_->out = std::make_unique<record::RunWriter>(db);
+    d_->out = std::make_unique<record::RunWriter>(db, d_->options.keep);
     d_->writer = std::thread([this] { d_->writerLoop(); });
 }
 
@@ -254,7 +257,7 @@ void RunRecorder::Impl::writeBatch(std::deque<Item> &batch)
     std::int64_t steps = 0;
     for (const Item &item : batch) {
         if (const auto *r = std::get_if<StepRecordPtr>(&item)) {
-            out->step(**r);
+            out->step(*r);
             ++steps;
         } else if (const auto *e = std::get_if<Event>(&item)) {
             out->event(*e);

@@ -30,7 +30,7 @@ std::string utcNow()
 
 }  // namespace
 
-RunWriter::RunWriter(Database &db) : db_(db) {}
+RunWriter::RunWriter(Database &db, KeepPolicy keep) : db_(db), retention_(keep) {}
 
 RunWriter::~RunWriter() = default;
 
@@ -41,8 +41,8 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
     const Controls controls = initialControls(c);
     Statement run = db_.prepare(
         "INSERT INTO run (format_version, nanscope_version, libtorch_version, created, scenario, model_path, "
-        "model_sha256, device, precision, seed, config, controls, rank, world_size) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "model_sha256, device, precision, seed, config, controls, rank, world_size, keep) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     run.bind(1, kRunFileFormatVersion)
         .bind(2, std::string(nanscopeVersion()))
         .bind(3, std::string(libtorchVersion()))
@@ -59,6 +59,7 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
         run.bind(13, c.parallel.rank).bind(14, c.parallel.world);
     else
         run.bindNull(13).bindNull(14);
+    run.bind(15, keepJson(retention_.policy(), retention_.sampleEvery()).dump());
     run.run();
     modelPath_ = c.modelPath;
     layerCount_ = std::int64_t(layers.size());
@@ -74,26 +75,47 @@ void RunWriter::start(const std::vector<Layer> &layers, const RunConfig &c)
     }
 }
 
-void RunWriter::step(const StepRecord &r)
+void RunWriter::step(const StepRecordPtr &record)
 {
+    const StepRecord &r = *record;
     if (!insertStep_) {  // prepared once, on the writer thread
         insertStep_ = std::make_unique<StepInsert>(db_);
         insertLayer_ = std::make_unique<Statement>(
             db_.prepare("INSERT OR REPLACE INTO layer_steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
         insertNonFinite_ =
             std::make_unique<Statement>(db_.prepare("INSERT OR REPLACE INTO layer_nonfinite VALUES (?,?,?,?,?,?)"));
+        setDetail_ = std::make_unique<Statement>(db_.prepare("UPDATE steps SET layer_detail = ? WHERE step = ?"));
     }
-    Statement *layer = insertLayer_.get(), *nonFinite = insertNonFinite_.get();
-    insertStep_->run(r);
-
     const int chunk = chunkOfStep(r.step);
     if (chunk != chunk_.index) {
-        if (chunk_.tally.steps > 0)
+        if (chunk_.tally.steps > 0) {
             writeChunk(db_, chunk_);
+            stayWithinBudget();
+        }
         chunk_ = StepChunk(chunk, std::size_t(layerCount_));
     }
-    chunk_.add(r);
+    chunk_.add(r);  // every step, kept in full or not: the chunk is what the file keeps of the rest
 
+    std::vector<LayerDetailRetention::Decision> decisions = retention_.step(record);
+    insertStep_->run(r, decisions.back().detail);
+    keep(decisions, &r);
+}
+
+void RunWriter::keep(const std::vector<LayerDetailRetention::Decision> &decisions, const StepRecord *inserted)
+{
+    for (const LayerDetailRetention::Decision &d : decisions) {
+        if (d.detail == LayerDetail::None)
+            continue;
+        if (d.record.get() != inserted)  // a step written before, without its layers or as a sample
+            setDetail_->bindText(1, layerDetailId(d.detail)).bind(2, d.record->step).run();
+        if (!d.relabelOnly)
+            writeLayers(*d.record);
+    }
+}
+
+void RunWriter::writeLayers(const StepRecord &r)
+{
+    Statement *layer = insertLayer_.get(), *nonFinite = insertNonFinite_.get();
     for (std::size_t i = 0; i < r.layers.size() && std::int64_t(i) < layerCount_; ++i) {
         const LayerHealth &lh = r.layers[i];
         layer->bind(1, layerStepKey(r.step, std::int64_t(i), layerCount_)).bind(2, int(lh.inputFinite));
@@ -131,6 +153,33 @@ void RunWriter::event(const Event &e)
         change.bind(1, id).bind(2, e.step).bind(3, c.control).bind(4, c.before).bind(5, c.after);
         change.run();
     }
+    if (setDetail_)  // else no step has come yet, so none waits
+        keep(retention_.event(e.kind, e.step), nullptr);
+}
+
+void RunWriter::stayWithinBudget()
+{
+    const KeepPolicy &policy = retention_.policy();
+    const auto usedBytes = [this] {
+        return (db_.singleInt("PRAGMA page_count") - db_.singleInt("PRAGMA freelist_count")) *
+               db_.singleInt("PRAGMA page_size");
+    };
+    // Once a chunk: the next chunk boundary thins again if the file is still over its budget.
+    if (policy.keepAll || usedBytes() <= policy.budgetBytes || !retention_.thin())
+        return;
+    const int every = retention_.sampleEvery();
+    std::vector<std::int64_t> dropped;
+    Statement sampled = db_.prepare("SELECT step FROM steps WHERE layer_detail = 'sample' AND step % ? != 0");
+    sampled.bind(1, every);
+    while (sampled.step())
+        dropped.push_back(sampled.integer(0));
+    Statement drop = db_.prepare("DELETE FROM layer_steps WHERE key BETWEEN ? AND ?");
+    for (const std::int64_t step : dropped) {
+        drop.bind(1, layerStepKey(step, 0, layerCount_)).bind(2, layerStepKey(step, layerCount_ - 1, layerCount_)).run();
+        setDetail_->bindText(1, layerDetailId(LayerDetail::None)).bind(2, step).run();
+    }
+    Statement policyRow = db_.prepare("UPDATE run SET keep = ?");
+    policyRow.bind(1, keepJson(policy, every).dump()).run();
 }
 
 void RunWriter::capsule(const CapsuleBlob &c)

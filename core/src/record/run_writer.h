@@ -5,6 +5,7 @@
 #include "record/step_columns.h"
 
 #include "nanscope/capsule.h"
+#include "nanscope/layer_detail_retention.h"
 #include "nanscope/records.h"
 #include "nanscope/run_config.h"
 #include "nanscope/step_chunk.h"
@@ -17,13 +18,15 @@ namespace nanscope::record {
 
 class RunWriter {
 public:
-    explicit RunWriter(Database &db);
+    RunWriter(Database &db, KeepPolicy keep);
     ~RunWriter();
     RunWriter(const RunWriter &) = delete;
     RunWriter &operator=(const RunWriter &) = delete;
 
     void start(const std::vector<Layer> &layers, const RunConfig &config);  // the run row, the layers
-    void step(const StepRecord &record);
+    // The step's row, and the layer rows `keep` decides on (its own, its lead-up's).
+    void step(const StepRecordPtr &record);
+    // An event, and the layer rows it calls for (a warning's lead-up, a control change's).
     void event(const Event &event);
     void finish(const RunSummary &summary);  // also writes the last chunk, however short
     void heartbeat();                        // see RunFileInfo::heartbeat
@@ -32,6 +35,11 @@ public:
     void capsule(const CapsuleBlob &capsule);
 
 private:
+    // Writes the layer rows of the steps kept; a step other than `inserted` gets its layer_detail.
+    void keep(const std::vector<LayerDetailRetention::Decision> &decisions, const StepRecord *inserted);
+    void writeLayers(const StepRecord &record);
+    void stayWithinBudget();  // thins the sampled steps while the file holds more than the budget
+
     Database &db_;
     std::unique_ptr<StepInsert> insertStep_;  // prepared once
     std::unique_ptr<Statement> insertLayer_, insertNonFinite_;
@@ -39,6 +47,8 @@ private:
     std::vector<Layer> layers_;                                              // the summary names them
     std::string modelPath_;    // a model run's file, embedded with the first capsule
     std::string embeddedSha_;  // once embedded
+    LayerDetailRetention retention_;
+    std::unique_ptr<Statement> setDetail_;
     StepChunk chunk_;  // the steps of the current chunk so far: written once a later chunk begins
 };
 

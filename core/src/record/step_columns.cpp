@@ -206,6 +206,13 @@ std::vector<StepColumn> makeStepColumns()
                      r.precision = parsePrecision(s.text(i)).value_or(context.runPrecision);
                  },
                  [](const StepRecord &r, const std::vector<Layer> &) { return std::string(precisionName(r.precision)); }});
+    // Version 3: why the file kept the step's layer rows (NULL: it keeps every step's), or `none`.
+    c.push_back({"layer_detail", "TEXT", 3,
+                 [](Statement &s, int i, const StepRecord &r) { s.bindText(i, layerDetailId(r.layerDetail)); },
+                 [](const Statement &s, int i, StepRecord &r, const StepReadContext &) {
+                     r.layerDetail = layerDetailFromId(s.text(i));
+                 },
+                 [](const StepRecord &r, const std::vector<Layer> &) { return std::string(layerDetailId(r.layerDetail)); }});
     return c;
 }
 
@@ -286,10 +293,14 @@ std::vector<std::string> missingStepColumns(Database &db, int formatVersion)
 
 StepInsert::StepInsert(Database &db) : columns_(writtenColumns()), insert_(db.prepare(insertSql(columns_))) {}
 
-void StepInsert::run(const StepRecord &r)
+void StepInsert::run(const StepRecord &r, std::optional<LayerDetail> detail)
 {
-    for (std::size_t i = 0; i < columns_.size(); ++i)
-        columns_[i]->bind(insert_, int(i) + 1, r);
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+        if (detail && columns_[i]->name == "layer_detail")
+            insert_.bindText(int(i) + 1, layerDetailId(*detail));
+        else
+            columns_[i]->bind(insert_, int(i) + 1, r);
+    }
     insert_.run();
 }
 

@@ -8,6 +8,7 @@
 #include "nanscope/records.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ std::string stepsTableSql();  // CREATE TABLE steps (...)
 class StepInsert {
 public:
     explicit StepInsert(Database &db);
-    void run(const StepRecord &r);
+    // `detail`: what the writer keeps of its layers, in place of the record's own layerDetail.
+    void run(const StepRecord &r, std::optional<LayerDetail> detail = std::nullopt);
 
 private:
     std::vector<const StepColumn *> columns_;
