@@ -28,6 +28,8 @@ SUMMARY_KEYS: List[str] = _DEFINITION["summary_keys"]
 ORIGIN_KEYS: List[str] = _DEFINITION["origin_keys"]
 PRECISIONS: List[str] = _DEFINITION["precisions"]
 CHUNK_STEPS: int = _DEFINITION["chunk_steps"]
+#: chunk_series' series names in order; the last is the loss scale of the steps whose update was skipped.
+CHUNK_SERIES: List[str] = _DEFINITION["chunk_series"]
 #: run.keep of a file that keeps every step's layer rows (docs/run-file.md, "Layer detail").
 KEEP_ALL: Dict[str, Any] = _DEFINITION["keep_all"]
 #: The auto policy's constants: first_steps, lead_up_steps, after_control_steps, sample_every, budget_bytes.

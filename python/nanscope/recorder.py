@@ -17,9 +17,12 @@ from . import __version__
 from . import format as fmt
 from .ddp import check_buckets, inner_module, is_ddp
 from .forecast import LossScaleWarning, TrendForecast, UpdateWarnings
+from .chunks import StepFacts
+from .layer_keeper import LayerKeeper
 from .origin import Origin, apply_op_origin, explain, find_origin
 from .probe import StepMeasures, StepProbe
-from .rows import health_columns, index_list, layer_rows
+from .retention import KeepPolicy
+from .rows import health_columns, index_list
 from .run_config import optimizer_label, optimizer_settings, parallel_from_environment
 from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
 
@@ -32,11 +35,13 @@ class Recorder:
     """Records one training run. Use ``nanscope.record(...)``; see docs/python.md."""
 
     def __init__(self, model: torch.nn.Module, path: str, optimizer: Optional[torch.optim.Optimizer] = None,
-                 scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False) -> None:
+                 scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
+                 keep: Union[str, int] = "auto") -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
         if errors not in ("raise", "continue"):
             raise ValueError(f"nanscope.record: errors must be 'raise' or 'continue', not {errors!r}")
+        policy = KeepPolicy.parse(keep)
         wrapper, model = model, inner_module(model)
         if not any(True for _ in model.parameters()):
             raise ValueError("nanscope.record: the model has no parameters: there is no training to record")
@@ -58,6 +63,7 @@ class Recorder:
         self._trends = TrendForecast(self.layers)
         self._optimizer = optimizer
         self._writer: Optional[RunFileWriter] = None
+        self._keeper: Optional[LayerKeeper] = None
         # The summary's tally, kept as the C++ StepTally keeps it.
         self._steps = 0
         self._nonfinite_steps = 0
@@ -72,7 +78,7 @@ class Recorder:
         self._final_finite = True
         self._precision = "fp32"
         try:
-            self._open(model, optimizer, scaler, script)
+            self._open(model, optimizer, scaler, script, policy)
         except (OSError, WriteError, sqlite3.Error) as e:
             self._probe.close()
             message = f"nanscope.record: cannot write {self.path}: {e}"
@@ -85,7 +91,7 @@ class Recorder:
     # -- the file ---------------------------------------------------------------------------------
 
     def _open(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer], scaler: Any,
-              script: str) -> None:
+              script: str, policy: KeepPolicy) -> None:
         if os.path.isdir(self.path):
             rank = os.environ.get("RANK")
             if rank is None or os.environ.get("WORLD_SIZE") is None:
@@ -96,6 +102,7 @@ class Recorder:
         refuse_newer_run_file(self.path)
         create_run_file(self.path)
         self._writer = RunFileWriter(self.path, on_error=self._on_write_error)
+        self._keeper = LayerKeeper(self._writer, len(self.layers), policy)
         first = next(model.parameters())
         device = first.device.type
         rank = os.environ.get("RANK")
@@ -133,7 +140,7 @@ class Recorder:
               torch.initial_seed() & 0x7FFFFFFFFFFFFFFF, json.dumps(config), json.dumps(controls),
               int(rank) if rank is not None and world is not None else None,
               int(world) if rank is not None and world is not None else None,
-              json.dumps(fmt.KEEP_ALL))])
+              json.dumps(self._keeper.keep_json()))])
         self._writer.write("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)",
                            [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
         self._event("info", 0, -1, f"recording {self.name}: a Python training loop on {device}, torch "
@@ -153,6 +160,8 @@ class Recorder:
             self._writer.write("INSERT INTO events (step, kind, layer, text, origin) VALUES (?,?,?,?,?)",
                                [(step, kind, layer if layer >= 0 else None, text,
                                  json.dumps(fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin")) if origin else None)])
+        if self._keeper is not None:
+            self._keeper.event(kind, step)
 
     # -- a step -----------------------------------------------------------------------------------
 
@@ -225,14 +234,19 @@ class Recorder:
             **health_columns("input", m.input_health), **health_columns("loss", m.loss_health),
             "bad_samples": index_list(bad), "quarantined": None, "zeroed_gradients": 0,
             "overflow_layers": index_list(overflow), "precision": m.precision,
-            "layer_detail": None,  # every step's layers are kept (run.keep says "all")
+            "layer_detail": None,  # the keeper's to say
         }
         row = fmt.keyed(fmt.STEP_COLUMNS, row, "steps row")
-        assert self._writer is not None
-        self._writer.write(f"INSERT INTO steps ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                           [tuple(row.values())])
-        for sql, rows in layer_rows(step, len(self.layers), m.layers):
-            self._writer.write(sql, rows)
+        assert self._keeper is not None
+        facts = StepFacts(step=step, series=[row[name] for name in fmt.CHUNK_SERIES[:-1]], loss_scale=m.loss_scale,
+                          skipped=skipped, step_ms=m.step_ms, nonfinite=origin.valid(), failed=failed,
+                          born_in_layer=origin.layer if failed and origin.produced and origin.phase in (
+                              "forward", "backward") else -1,
+                          scaler_skipped=bool(overflow))
+        holds_nonfinite = origin.valid() or bool(overflow) or m.input_health.has_nonfinite() or \
+            m.loss_health.has_nonfinite() or any(getattr(lh, kind).has_nonfinite()
+                                                 for lh in m.layers for kind in fmt.HEALTH_KINDS)
+        self._keeper.step(row, facts, m.layers, holds_nonfinite)
         # The summary's tally (StepTally): a step counts non-finite when it has an origin.
         self._steps += 1
         self._step_ms += m.step_ms
@@ -304,6 +318,8 @@ class Recorder:
         if error:
             summary["error"] = error
             self._event("error", max(self._step - 1, 0), -1, error)
+        if self._keeper is not None:
+            self._keeper.finish()
         created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         # The run's length is known now: the config says it, as a C++ run's does from the start.
         self._writer.write("UPDATE run SET config = json_set(config, '$.steps', ?), summary = ?, finished = ?",
@@ -321,12 +337,17 @@ class Recorder:
 
 
 def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optional[torch.optim.Optimizer] = None,
-           scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False) -> Recorder:
+           scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
+           keep: Union[str, int] = "auto") -> Recorder:
     """Starts recording ``model``'s training into the run file ``path``; see docs/python.md.
 
     Returns the recorder, also a context manager: closing it writes the summary. ``errors``:
     ``"raise"`` (the default) raises when the file cannot be written; ``"continue"`` warns once
     and lets the training go on unrecorded. ``ops=True`` checks every op and names the first
     that turned finite inputs into a non-finite value, with its line (slow: for hunting).
+    ``keep``: what the file keeps of each layer's health, as ``nanscope run --keep``: ``"auto"``
+    (every non-finite step and its lead-up in full, samples of the rest, within 1.5 GiB),
+    ``"all"``, or a budget such as ``"2GiB"``.
     """
-    return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors, ops=ops)
+    return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors, ops=ops,
+                    keep=keep)

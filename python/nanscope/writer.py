@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from . import format as fmt
 
-Item = Tuple[str, Any]  # ("sql", (statement, rows)) or ("flush", event)
+Item = Tuple[str, Any]  # ("sql", (statement, rows)), ("call", fn(db)), ("flush", event) or ("close", None)
 
 COMMIT_INTERVAL_S = 0.25
 HEARTBEAT_INTERVAL_S = 1.0
@@ -78,6 +78,8 @@ class RunFileWriter:
         self._on_error = on_error
         self.error: Optional[str] = None
         self._closed = False
+        # What the file holds, in bytes (its pages in use), as of the last commit: a budget's measure.
+        self.used_bytes = 0
         self._thread = threading.Thread(target=self._loop, name="nanscope-writer", daemon=True)
         self._ready = threading.Event()
         self._open_error: Optional[BaseException] = None
@@ -90,6 +92,11 @@ class RunFileWriter:
         """Queues rows for one statement; nothing is written after an error or after close."""
         if not self._closed and self.error is None:
             self._queue.put(("sql", (sql, rows)))
+
+    def call(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Queues ``fn(connection)`` to run on the writer thread, in the transaction of its batch."""
+        if not self._closed and self.error is None:
+            self._queue.put(("call", fn))
 
     def flush(self) -> None:
         """Returns once everything queued so far is committed (or has failed)."""
@@ -112,6 +119,7 @@ class RunFileWriter:
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
             db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
+            db.execute("PRAGMA journal_size_limit = 67108864")  # a thinning pass's log is cut back after it
         except (sqlite3.Error, OSError) as e:
             self._open_error = e
             self._ready.set()
@@ -153,11 +161,17 @@ class RunFileWriter:
     def _commit(self, db: sqlite3.Connection, batch: List[Item], beat: bool) -> None:
         try:
             db.execute("BEGIN")
-            for _, (sql, rows) in batch:
-                db.executemany(sql, rows)
+            for kind, work in batch:
+                if kind == "call":
+                    work(db)
+                else:
+                    db.executemany(*work)
             if beat:
                 db.execute("UPDATE run SET heartbeat = heartbeat + 1")
             db.execute("COMMIT")
+            pages, free, size = (db.execute(f"PRAGMA {p}").fetchone()[0]
+                                 for p in ("page_count", "freelist_count", "page_size"))
+            self.used_bytes = (pages - free) * size
         except (sqlite3.Error, OSError) as e:
             try:
                 db.execute("ROLLBACK")

@@ -11,9 +11,6 @@ namespace nanscope::record {
 
 namespace {
 
-// chunk_series names: the five series, and the loss scale of the steps whose update was skipped.
-constexpr const char *kSkippedSeries = "skipped";
-
 void bindBucket(Statement &s, int chunk, const char *name, const SeriesBucket &b)
 {
     s.bind(1, chunk).bind(2, std::string(name)).bind(3, b.firstStep).bind(4, b.lastStep);

@@ -10,6 +10,10 @@
 
 namespace nanscope::record {
 
+// chunk_series names a series as seriesName() does; the loss scale of the steps whose update was
+// skipped is this one.
+constexpr const char *kSkippedSeries = "skipped";
+
 void writeChunk(Database &db, const StepChunk &chunk);
 
 // Whether the file has chunk tables (files of an early version 1 have none: they read step by

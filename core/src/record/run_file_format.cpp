@@ -6,6 +6,7 @@
 #include "nanscope/precision.h"
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
+#include "record/chunk_rows.h"
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
@@ -66,6 +67,10 @@ std::string runFileFormatJson()
         precisions.push_back(precisionName(p));
         limits[precisionName(p)] = {{"largest_finite", largestFinite(p)}, {"smallest_positive", smallestPositive(p)}};
     }
+    Json chunkSeries = Json::array();  // in chunk_series' order of writing, the skipped steps' scale last
+    for (int s = 0; s < kSeriesCount; ++s)
+        chunkSeries.push_back(seriesName(Series(s)));
+    chunkSeries.push_back(record::kSkippedSeries);
     Origin origin;
     origin.phase = Phase::Forward;
     const Json out = {
@@ -82,6 +87,7 @@ std::string runFileFormatJson()
         {"precisions", precisions},
         {"precision_limits", limits},
         {"chunk_steps", kChunkSteps},
+        {"chunk_series", chunkSeries},
         {"keep_all", record::keepJson(KeepPolicy::all(), 1)},
         {"keep_auto", record::keepJson(KeepPolicy{}, KeepPolicy::kSampleEvery)},
     };

@@ -1,0 +1,191 @@
+"""Steps folded into 64-step chunks, as the C++ ``StepChunk`` folds them (core/src/contract/step_chunk.cpp).
+
+A run file keeps, beside its steps, one row a chunk (``chunks``), one a chunk and series
+(``chunk_series``) and one a chunk and layer (``chunk_layers``): what a window draws of those
+steps, so that a long run opens from its chunks, and a step whose layer rows the file did not
+keep (docs/run-file.md, "Layer detail") is still covered by its chunk's extremes. The folding
+rules are the C++ ones, line for line; tests read the chunks back through the C++ reader.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import format as fmt
+from .health import Health
+from .origin import LayerHealth
+from .rows import index_list
+
+
+@dataclass
+class SeriesBucket:
+    """Consecutive values of a series: their extremes and the first NaN or Inf."""
+
+    first_step: int = 0
+    last_step: int = 0
+    count: int = 0
+    finite: int = 0
+    min: float = 0.0
+    max: float = 0.0
+    first_nonfinite_step: int = -1
+    first_nonfinite_value: float = 0.0
+
+    def add(self, step: int, value: float) -> None:
+        if self.count == 0:
+            self.first_step = step
+        self.last_step = step
+        self.count += 1
+        if math.isfinite(value):
+            self.min = min(self.min, value) if self.finite else value
+            self.max = max(self.max, value) if self.finite else value
+            self.finite += 1
+        elif self.first_nonfinite_step < 0:
+            self.first_nonfinite_step = step
+            self.first_nonfinite_value = value
+
+    def row(self, chunk: int, name: str) -> tuple:
+        nonfinite = self.first_nonfinite_step >= 0
+        return (chunk, name, self.first_step, self.last_step, self.count, self.finite,
+                self.min if self.finite else None, self.max if self.finite else None,
+                self.first_nonfinite_step if nonfinite else None,
+                None if not nonfinite or math.isnan(self.first_nonfinite_value) else self.first_nonfinite_value)
+
+
+@dataclass
+class MapCell:
+    """A layer's health of one kind over some steps: the worst step and the largest magnitude and norm."""
+
+    present: bool = False
+    step: int = -1
+    numel: int = 0
+    nan: int = 0
+    posinf: int = 0
+    neginf: int = 0
+    absmax: float = 0.0
+    norm: float = 0.0
+
+    def fraction(self) -> float:
+        return (self.nan + self.posinf + self.neginf) / self.numel if self.numel > 0 else 0.0
+
+    def add(self, h: Health, step: int) -> None:
+        """Folds one step's health in: the larger non-finite fraction wins, the earlier on a tie."""
+        if not h.present:
+            return
+        absmax = max(abs(h.min), abs(h.max)) if not math.isnan(h.min) else 0.0
+        norm = h.norm if math.isfinite(h.norm) else 0.0
+        later = MapCell(True, step, h.numel, h.nan, h.posinf, h.neginf, absmax if math.isfinite(absmax) else 0.0, norm)
+        if not self.present:
+            self.__dict__.update(later.__dict__)
+            return
+        largest, largest_norm = max(self.absmax, later.absmax), max(self.norm, later.norm)
+        if later.fraction() > self.fraction():
+            self.__dict__.update(later.__dict__)
+        self.absmax, self.norm = largest, largest_norm
+
+    def columns(self) -> List[Any]:
+        if not self.present:
+            return [None] * 6
+        return [self.step, self.numel, self.nan, self.posinf, self.neginf, self.absmax]
+
+
+@dataclass
+class LayerPart:
+    cells: List[MapCell] = field(default_factory=lambda: [MapCell() for _ in fmt.HEALTH_KINDS])
+    first_nonfinite: int = -1
+    first_produced: int = -1
+    nonfinite_steps: int = 0
+    update_ratio: float = float("nan")
+
+
+@dataclass
+class StepFacts:
+    """What a chunk folds of one step, beside its layers (the C++ ``StepRecord``'s fields)."""
+
+    step: int
+    series: Sequence[float]  # in format.CHUNK_SERIES order, without the skipped steps' scale
+    loss_scale: float
+    skipped: bool
+    step_ms: float
+    nonfinite: bool  # the step has an origin
+    failed: bool  # a non-finite value the loss scaler cannot absorb
+    born_in_layer: int  # -1: none (StepRecord::bornInLayer)
+    scaler_skipped: bool  # its gradients overflowed under the loss scaler
+    quarantined: Sequence[int] = ()
+
+
+class StepChunk:
+    """The fold of one chunk's steps, written as the chunk tables' rows once the chunk is complete."""
+
+    def __init__(self, index: int, layer_count: int) -> None:
+        self.index = index
+        self.first_step = 0
+        self.last_step = 0
+        self.steps = 0
+        self.first_origin_step = -1
+        self.nonfinite_steps = 0
+        self.scaler_skipped_steps = 0
+        self.step_ms = 0.0
+        self.quarantined: List[int] = []
+        self.series = [SeriesBucket() for _ in fmt.CHUNK_SERIES[:-1]]
+        self.skipped = SeriesBucket()
+        self.layers = [LayerPart() for _ in range(layer_count)]
+
+    def add(self, f: StepFacts, layers: Sequence[LayerHealth]) -> None:
+        if self.steps == 0:
+            self.first_step = f.step
+        self.last_step = f.step
+        self.steps += 1
+        self.nonfinite_steps += int(f.nonfinite)
+        if f.failed and self.first_origin_step < 0:
+            self.first_origin_step = f.step
+        self.scaler_skipped_steps += int(f.scaler_skipped)
+        self.step_ms += f.step_ms
+        self.quarantined += list(f.quarantined)
+        for bucket, value in zip(self.series, f.series):
+            bucket.add(f.step, value)
+        if f.skipped:
+            self.skipped.add(f.step, f.loss_scale)
+        for part, lh in zip(self.layers, layers):
+            for cell, kind in zip(part.cells, fmt.HEALTH_KINDS):
+                cell.add(getattr(lh, kind), f.step)
+            if not math.isnan(lh.update_ratio):
+                part.update_ratio = lh.update_ratio if math.isnan(part.update_ratio) \
+                    else max(part.update_ratio, lh.update_ratio)
+            if lh.nonfinite():
+                part.nonfinite_steps += 1
+                if part.first_nonfinite < 0:
+                    part.first_nonfinite = f.step
+        if 0 <= f.born_in_layer < len(self.layers) and self.layers[f.born_in_layer].first_produced < 0:
+            self.layers[f.born_in_layer].first_produced = f.step
+
+    def rows(self) -> List[Tuple[str, List[tuple]]]:
+        """The chunk's rows, as (statement, rows) for the writer."""
+        chunk = [(self.index, self.first_step, self.last_step, self.steps,
+                  self.first_origin_step if self.first_origin_step >= 0 else None, self.nonfinite_steps, 0,
+                  self.scaler_skipped_steps, self.step_ms, index_list(self.quarantined))]
+        series = [b.row(self.index, name) for b, name in zip(self.series, fmt.CHUNK_SERIES)]
+        if self.skipped.count:
+            series.append(self.skipped.row(self.index, fmt.CHUNK_SERIES[-1]))
+        layers = []
+        for i, part in enumerate(self.layers):
+            values: List[Any] = [self.index, i, _step_or_none(part.first_nonfinite),
+                                 _step_or_none(part.first_produced), part.nonfinite_steps]
+            for cell in part.cells:
+                values += cell.columns()
+            values.append(None if math.isnan(part.update_ratio) else part.update_ratio)
+            values += [cell.norm if cell.present else None for cell in part.cells]
+            layers.append(tuple(values))
+        marks = ",".join("?" * len(layers[0])) if layers else ""
+        out = [("INSERT OR REPLACE INTO chunks (chunk, first_step, last_step, steps, first_origin_step, "
+                "nonfinite_steps, rollbacks, scaler_skipped_steps, step_ms, quarantined) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                chunk),
+               ("INSERT OR REPLACE INTO chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)", series)]
+        if layers:
+            out.append((f"INSERT OR REPLACE INTO chunk_layers VALUES ({marks})", layers))
+        return out
+
+
+def _step_or_none(step: int) -> Optional[int]:
+    return step if step >= 0 else None

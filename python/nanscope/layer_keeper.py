@@ -1,0 +1,88 @@
+"""A step's rows into the run file under the keep policy: its own row, its chunk, its layers when kept.
+
+The C++ ``RunWriter`` does the same: every step's row, every chunk's rows once the chunk is
+complete, the layer rows the retention keeps (a step, or a lead-up held back until a non-finite
+step arrives), and at each chunk's end, when the file holds more than its budget, one thinning of
+the sampled steps (docs/run-file.md, "Layer detail").
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Dict, List, Sequence
+
+from . import format as fmt
+from .chunks import StepChunk, StepFacts
+from .origin import LayerHealth
+from .retention import Decision, KeepPolicy, Retention
+from .rows import layer_rows
+from .writer import RunFileWriter
+
+
+class LayerKeeper:
+    """Writes steps, chunks and the kept layer rows of one run through ``writer``."""
+
+    def __init__(self, writer: RunFileWriter, layer_count: int, policy: KeepPolicy) -> None:
+        self._writer = writer
+        self._layers = layer_count
+        self.retention = Retention(policy)
+        self._chunk = StepChunk(0, layer_count)
+
+    def keep_json(self) -> Dict[str, Any]:
+        """run.keep as it stands: the policy and the sampled steps' stride now."""
+        return self.retention.policy.json(self.retention.sample_every)
+
+    def step(self, row: Dict[str, Any], facts: StepFacts, layers: List[LayerHealth], holds_nonfinite: bool) -> None:
+        """Writes the step's row (its ``layer_detail`` filled in) and what it decides of layer rows."""
+        index = facts.step // fmt.CHUNK_STEPS
+        if index != self._chunk.index:
+            if self._chunk.steps:
+                self._write_chunk()
+                self._stay_within_budget()
+            self._chunk = StepChunk(index, self._layers)
+        self._chunk.add(facts, layers)
+        decisions = self.retention.step(facts.step, layers, holds_nonfinite)
+        row["layer_detail"] = decisions[-1].detail or None
+        self._writer.write(f"INSERT INTO steps ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                           [tuple(row.values())])
+        self._keep(decisions, written=facts.step)
+
+    def event(self, kind: str, step: int) -> None:
+        """An event written: a warning or a first non-finite step keeps its lead-up."""
+        self._keep(self.retention.event(kind, step), written=-1)
+
+    def finish(self) -> None:
+        """The last chunk, however short."""
+        if self._chunk.steps:
+            self._write_chunk()
+
+    def _keep(self, decisions: Sequence[Decision], written: int) -> None:
+        for d in decisions:
+            if d.detail == "none":
+                continue
+            if d.step != written:  # written before, without its layers or as a sample
+                self._writer.write("UPDATE steps SET layer_detail = ? WHERE step = ?", [(d.detail or None, d.step)])
+            if not d.relabel_only:
+                for sql, rows in layer_rows(d.step, self._layers, d.layers):
+                    self._writer.write(sql, rows)
+
+    def _write_chunk(self) -> None:
+        for sql, rows in self._chunk.rows():
+            self._writer.write(sql, rows)
+
+    def _stay_within_budget(self) -> None:
+        policy = self.retention.policy
+        if policy.keep_all or self._writer.used_bytes <= policy.budget_bytes or not self.retention.thin():
+            return
+        every, layers, keep = self.retention.sample_every, self._layers, json.dumps(self.keep_json())
+
+        def thin(db: sqlite3.Connection) -> None:
+            steps = [s for (s,) in db.execute(
+                "SELECT step FROM steps WHERE layer_detail = 'sample' AND step % ? != 0", (every,))]
+            db.executemany("DELETE FROM layer_steps WHERE key BETWEEN ? AND ?",
+                           [(s * layers, s * layers + layers - 1) for s in steps])
+            db.executemany("UPDATE steps SET layer_detail = 'none' WHERE step = ?", [(s,) for s in steps])
+            db.execute("UPDATE run SET keep = ?", (keep,))
+
+        self._writer.call(thin)
