@@ -148,8 +148,10 @@ int runGuiBench(const QStringList &args)
     std::vector<Checkpoint> memory;
     const int checkpoints[] = {total / 10, total / 4, total / 2, 3 * total / 4, total};
     std::size_t next = 0;
+    int largestBacklog = 0;
     while (window.recordsShown() < total || producing) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        largestBacklog = std::max(largestBacklog, int(produced - window.recordsShown()));
         if (!slowPhase && slowWall == 0 && window.recordsShown() >= slowSteps) {
             slowWall = std::chrono::duration<double>(Clock::now() - t0).count();
             slowDeliveries = window.controller().deliveries() - deliveriesBefore;
@@ -180,7 +182,9 @@ int runGuiBench(const QStringList &args)
     if (memory.size() >= 2)
         std::printf(" growth from %d to %d steps: %+.1f MiB", memory.front().steps, memory.back().steps,
                     memory.back().mib - memory.front().mib);
-    std::printf("\n");
+    std::printf("\nlargest backlog: %d records produced and not yet shown; %zu records folded into chunks as "
+                "the window fell behind\n",
+                largestBacklog, window.controller().foldedRecords());
     return 0;
 }
 

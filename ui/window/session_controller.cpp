@@ -1,6 +1,7 @@
 #include "window/session_controller.h"
 
 #include "nanscope/session.h"
+#include "nanscope/step_chunk.h"
 
 #include <QThread>
 
@@ -99,11 +100,50 @@ void SessionController::runStarted(int run, const std::vector<Layer> &layers, co
     pendingConfig_ = config;
 }
 
+// A flood (a fast run, a window that falls behind) must not queue without bound: a record of 600
+// layers weighs about 180 KB. Past this many queued layer-steps (and at least kFoldAboveRecords
+// records: a recorded run's player holds back before that, so a file opens step by step) the
+// queued records but the newest are folded into chunks, which keep their counts and extremes and
+// every non-finite cell: the map and plots say the same, with columns at least a chunk wide.
+constexpr std::size_t kFoldAboveLayerSteps = 200000;
+constexpr std::size_t kFoldAboveRecords = 256;
+
 void SessionController::stepRecorded(const StepRecordPtr &record)
 {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (accept(record->run))
-        queued_.push_back(record);
+    if (!accept(record->run))
+        return;
+    queued_.push_back(record);
+    const std::size_t layers = std::max<std::size_t>(1, record->layers.size());
+    if (queued_.size() > std::max(kFoldAboveRecords, kFoldAboveLayerSteps / layers))
+        foldQueued();
+}
+
+// With mutex_ held: every queued record but the newest into chunks, in step order (they go out
+// before the records left, as a file's chunks do).
+void SessionController::foldQueued()
+{
+    std::shared_ptr<StepChunk> fold;
+    for (std::size_t i = 0; i + 1 < queued_.size(); ++i) {
+        const StepRecord &r = *queued_[i];
+        if (!fold || fold->index != chunkOfStep(r.step)) {
+            if (fold)
+                queuedChunks_.push_back(std::move(fold));
+            fold = std::make_shared<StepChunk>(chunkOfStep(r.step), r.layers.size());
+            fold->run = r.run;
+        }
+        fold->add(r);
+    }
+    if (fold)
+        queuedChunks_.push_back(std::move(fold));
+    folded_ += queued_.size() - 1;
+    queued_.erase(queued_.begin(), queued_.end() - 1);
+}
+
+std::size_t SessionController::foldedRecords() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return folded_;
 }
 
 void SessionController::stepsChunked(const StepChunkPtr &chunk)

@@ -2,8 +2,9 @@
 // The window's side of a RunSource: every command the window sends goes through here, and every
 // record and event comes back through here. Data arrives on the source's thread and is queued
 // under a short lock; a timer on the GUI thread hands it over in batches, so the window repaints
-// at most ~30 times a second whatever the step rate. Records and events of a replaced run are
-// dropped by run id.
+// at most ~30 times a second whatever the step rate; when the window falls behind, the queue's
+// older records are folded into chunks instead of piling up. Records and events of a replaced run
+// are dropped by run id.
 #include "nanscope/run_source.h"
 
 #include <QObject>
@@ -56,6 +57,8 @@ public:
     const RunConfig &runConfig() const { return config_; }
     const RunSummary &lastSummary() const { return summary_; }
     int deliveries() const { return deliveries_; }
+    // Records folded into chunks because the window fell behind (see foldQueued), over all runs.
+    std::size_t foldedRecords() const;
 
 Q_SIGNALS:
     void runBegun(int run);
@@ -77,6 +80,7 @@ private:
     void runFinished(const RunSummary &summary) override;
     std::size_t backlog() const override;
     bool accept(int run);  // with mutex_ held
+    void foldQueued();     // with mutex_ held
     void drain();
 
     std::unique_ptr<RunSource> source_;
@@ -95,6 +99,7 @@ private:
     bool finished_ = false;
     RunSummary pendingSummary_;
     std::vector<SessionState> states_;
+    std::size_t folded_ = 0;
 
     // GUI thread only.
     std::vector<Layer> layers_;

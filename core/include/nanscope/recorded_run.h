@@ -26,9 +26,10 @@ struct RecordedRunOptions {
     // its writer is gone, and the run ends as unfinished.
     int writerGoneMs = 10000;
     // The player waits while an observer has more than this many layer-steps (records x layers,
-    // about 260 bytes each) not yet taken in: memory stays bounded however long the run (see
-    // RunObserver::backlog()).
-    std::size_t maxBacklogLayerSteps = 400000;
+    // about 300 bytes each; and at least 128 records) not yet taken in: memory stays bounded
+    // however long the run (see RunObserver::backlog()), and the window, which folds a queue of
+    // more than 200,000 layer-steps and 256 records into chunks, gets a file's steps one by one.
+    std::size_t maxBacklogLayerSteps = 150000;
     // A file holding more steps than this hands its earlier steps over in chunks (stepsChunked):
     // a long run opens in the time of its chunks, not of its steps. The steps of the last chunk,
     // and any written later, come one by one. The default is the window's map (1024 columns) of

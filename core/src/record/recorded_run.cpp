@@ -99,7 +99,7 @@ void RecordedRun::waitForObservers()
         std::size_t most = 0;
         observers_.forEach([&most](const RunObserver &o) { most = std::max(most, o.backlog()); });
         const std::size_t layers = std::max<std::size_t>(1, file_->layers().size());
-        const std::size_t limit = std::max<std::size_t>(1024, options_.maxBacklogLayerSteps / layers);
+        const std::size_t limit = std::max<std::size_t>(128, options_.maxBacklogLayerSteps / layers);
         if (most <= limit || stopRequested_)
             return;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
