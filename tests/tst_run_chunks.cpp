@@ -133,12 +133,13 @@ std::vector<StepChunk> foldLive(const RunCollector &live)
     return out;
 }
 
-std::unique_ptr<RunCollector> play(const QString &path, int chunkedAbove)
+std::unique_ptr<RunCollector> play(const QString &path, int chunkedAbove, int coarseAbove = RecordedRunOptions{}.coarseAbove)
 {
     auto c = std::make_unique<RunCollector>();
     RecordedRunOptions options;
     options.follow = false;
     options.chunkedAbove = chunkedAbove;
+    options.coarseAbove = coarseAbove;
     RecordedRun run(path.toStdString(), options);
     run.addObserver(c.get());
     run.start();
@@ -156,6 +157,7 @@ private Q_SLOTS:
     void chunksAreTheirStepsFolded_data();
     void chunksAreTheirStepsFolded();
     void playerHandsOverChunksThenSteps();
+    void coarseChunksAreTheirChunksFolded();
     void unfinishedRunSummarizesTheSameFromChunks();
     void fileWithoutChunkTablesPlaysStepByStep();
 
@@ -251,6 +253,58 @@ void TestRunChunks::playerHandsOverChunksThenSteps()
     QVERIFY2(d.isEmpty(), qPrintable(d));
     // Below the threshold a file plays step by step.
     QCOMPARE(int(play(path, 500)->chunks.size()), 0);
+}
+
+// Healthy until a NaN sample at step 1500, non-finite after: each coarse chunk (1,024 steps) is
+// its 16 chunks folded, and a player told to start coarse hands over the complete coarse chunks,
+// then the chunks after them, then the last chunk's steps, and sums up the same.
+void TestRunChunks::coarseChunksAreTheirChunksFolded()
+{
+    RunConfig config;
+    config.scenario = "large-lr-mse";
+    config.steps = 2500;
+    config.nanSample.step = 1500;
+    Controls c = initialControls(config);
+    c.learningRate = 0.01;
+    config.controls = c;
+    const QString path = file("coarse.nsrun");
+    const auto live = recordRun(config, path.toStdString());
+    QVERIFY2(live->summary.error.empty(), live->summary.error.c_str());
+    QCOMPARE(live->summary.firstNonFiniteStep, 1500);
+    RunFile f(path.toStdString());
+    const std::vector<StepChunkPtr> chunks = f.readChunks(-1, INT_MAX, 1000);
+    const std::vector<StepChunkPtr> coarse = f.readCoarseChunks(-1, INT_MAX, 100);
+    QCOMPARE(int(coarse.size()), 3);  // 0..1023, 1024..2047, 2048..2499 (written when the run ended)
+    for (const StepChunkPtr &g : coarse) {
+        StepChunk expected(g->index, live->layers.size());
+        for (const StepChunkPtr &ch : chunks)
+            if (ch->index / kCoarseChunkChunks == g->index)
+                expected.fold(*ch);
+        const QString d = diffChunk(expected, *g);
+        QVERIFY2(d.isEmpty(), qPrintable(d));
+    }
+    QCOMPARE(coarse[1]->firstStep, 1024);
+    QCOMPARE(coarse[1]->tally.firstOrigin.step, 1500);
+    QCOMPARE(coarse[2]->lastStep, 2499);
+    // Folding chunks is folding their steps: the first coarse chunk against the live records.
+    StepChunk first(0, live->layers.size());
+    for (const StepRecordPtr &r : live->records)
+        if (r->step < kCoarseChunkSteps)
+            first.add(*r);
+    QVERIFY(qFuzzyCompare(first.tally.stepMillis, coarse[0]->tally.stepMillis));  // summed in another order
+    first.tally.stepMillis = coarse[0]->tally.stepMillis;
+    QVERIFY2(diffChunk(first, *coarse[0]).isEmpty(), qPrintable(diffChunk(first, *coarse[0])));
+
+    const auto played = play(path, 0, 0);
+    // Coarse chunks 0 and 1 (the newest step's group, 2, is not complete), chunks 32..38, then
+    // the steps of chunk 39 (2496..2499).
+    QCOMPARE(int(played->chunks.size()), 2 + 7);
+    QCOMPARE(played->chunks[1]->lastStep, 2047);
+    QCOMPARE(played->chunks[2]->firstStep, 2048);
+    QCOMPARE(int(played->records.size()), 4);
+    QCOMPARE(played->records.front()->step, 2496);
+    const QString d = diffSummary(play(path, -1)->summary, played->summary);
+    QVERIFY2(d.isEmpty(), qPrintable(d));
 }
 
 // A run whose recorder went away mid-run: no summary in the file, so the player builds one.

@@ -113,7 +113,9 @@ void TestRunFileLayouts::eachEarlierLayoutOpens_data()
     QTest::addColumn<QString>("sql");
     QTest::addColumn<bool>("oldSummary");
     QTest::addColumn<int>("lacks");
-    const QString versionThreeColumns = "ALTER TABLE steps DROP COLUMN layer_detail; ALTER TABLE run DROP COLUMN keep;";
+    const QString versionThreeColumns = "ALTER TABLE steps DROP COLUMN layer_detail; ALTER TABLE run DROP COLUMN keep; "
+                                        "DROP TABLE coarse_chunks; DROP TABLE coarse_chunk_series; "
+                                        "DROP TABLE coarse_chunk_layers;";
     const QString formatTwo = versionThreeColumns + "PRAGMA user_version = 2; UPDATE run SET format_version = 2;";
     const QString formatOne = versionThreeColumns + "ALTER TABLE steps DROP COLUMN precision; PRAGMA user_version = 1; "
                               "UPDATE run SET format_version = 1;";

@@ -1,4 +1,5 @@
-"""Steps folded into 64-step chunks, as the C++ ``StepChunk`` folds them (core/src/contract/step_chunk.cpp).
+"""Steps folded into 64-step chunks and chunks into 1,024-step coarse chunks, as the C++ ``StepChunk``
+folds them (core/src/contract/step_chunk.cpp).
 
 A run file keeps, beside its steps, one row a chunk (``chunks``), one a chunk and series
 (``chunk_series``) and one a chunk and layer (``chunk_layers``): what a window draws of those
@@ -45,6 +46,22 @@ class SeriesBucket:
             self.first_nonfinite_step = step
             self.first_nonfinite_value = value
 
+    def fold(self, later: "SeriesBucket") -> None:
+        """A later bucket of the same series (SeriesBucket::fold)."""
+        if later.count == 0:
+            return
+        if self.count == 0:
+            self.__dict__.update(later.__dict__)
+            return
+        if later.finite:
+            self.min = min(self.min, later.min) if self.finite else later.min
+            self.max = max(self.max, later.max) if self.finite else later.max
+        if self.first_nonfinite_step < 0 and later.first_nonfinite_step >= 0:
+            self.first_nonfinite_step, self.first_nonfinite_value = later.first_nonfinite_step, later.first_nonfinite_value
+        self.last_step = later.last_step
+        self.count += later.count
+        self.finite += later.finite
+
     def row(self, chunk: int, name: str) -> tuple:
         nonfinite = self.first_nonfinite_step >= 0
         return (chunk, name, self.first_step, self.last_step, self.count, self.finite,
@@ -75,7 +92,13 @@ class MapCell:
             return
         absmax = max(abs(h.min), abs(h.max)) if not math.isnan(h.min) else 0.0
         norm = h.norm if math.isfinite(h.norm) else 0.0
-        later = MapCell(True, step, h.numel, h.nan, h.posinf, h.neginf, absmax if math.isfinite(absmax) else 0.0, norm)
+        self.fold(MapCell(True, step, h.numel, h.nan, h.posinf, h.neginf, absmax if math.isfinite(absmax) else 0.0,
+                          norm))
+
+    def fold(self, later: "MapCell") -> None:
+        """Folds a later cell in (MapCell::fold): the larger non-finite fraction wins, the earlier on a tie."""
+        if not later.present:
+            return
         if not self.present:
             self.__dict__.update(later.__dict__)
             return
@@ -160,8 +183,37 @@ class StepChunk:
         if 0 <= f.born_in_layer < len(self.layers) and self.layers[f.born_in_layer].first_produced < 0:
             self.layers[f.born_in_layer].first_produced = f.step
 
-    def rows(self) -> List[Tuple[str, List[tuple]]]:
-        """The chunk's rows, as (statement, rows) for the writer."""
+    def fold(self, later: "StepChunk") -> None:
+        """A later chunk of the same run (StepChunk::fold): a coarse chunk is its chunks folded."""
+        if later.steps == 0:
+            return
+        if self.steps == 0:
+            self.first_step = later.first_step
+        self.last_step = later.last_step
+        self.steps += later.steps
+        self.nonfinite_steps += later.nonfinite_steps
+        if self.first_origin_step < 0:
+            self.first_origin_step = later.first_origin_step
+        self.scaler_skipped_steps += later.scaler_skipped_steps
+        self.step_ms += later.step_ms
+        self.quarantined += later.quarantined
+        for bucket, other in zip(self.series, later.series):
+            bucket.fold(other)
+        self.skipped.fold(later.skipped)
+        for part, other in zip(self.layers, later.layers):
+            for cell, cell_later in zip(part.cells, other.cells):
+                cell.fold(cell_later)
+            if not math.isnan(other.update_ratio):
+                part.update_ratio = other.update_ratio if math.isnan(part.update_ratio) \
+                    else max(part.update_ratio, other.update_ratio)
+            part.nonfinite_steps += other.nonfinite_steps
+            if part.first_nonfinite < 0:
+                part.first_nonfinite = other.first_nonfinite
+            if part.first_produced < 0:
+                part.first_produced = other.first_produced
+
+    def rows(self, prefix: str = "") -> List[Tuple[str, List[tuple]]]:
+        """The chunk's rows, as (statement, rows) for the writer; ``prefix`` "coarse_" for a coarse chunk."""
         chunk = [(self.index, self.first_step, self.last_step, self.steps,
                   self.first_origin_step if self.first_origin_step >= 0 else None, self.nonfinite_steps, 0,
                   self.scaler_skipped_steps, self.step_ms, index_list(self.quarantined))]
@@ -178,12 +230,12 @@ class StepChunk:
             values += [cell.norm if cell.present else None for cell in part.cells]
             layers.append(tuple(values))
         marks = ",".join("?" * len(layers[0])) if layers else ""
-        out = [("INSERT OR REPLACE INTO chunks (chunk, first_step, last_step, steps, first_origin_step, "
+        out = [(f"INSERT OR REPLACE INTO {prefix}chunks (chunk, first_step, last_step, steps, first_origin_step, "
                 "nonfinite_steps, rollbacks, scaler_skipped_steps, step_ms, quarantined) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 chunk),
-               ("INSERT OR REPLACE INTO chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)", series)]
+               (f"INSERT OR REPLACE INTO {prefix}chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)", series)]
         if layers:
-            out.append((f"INSERT OR REPLACE INTO chunk_layers VALUES ({marks})", layers))
+            out.append((f"INSERT OR REPLACE INTO {prefix}chunk_layers VALUES ({marks})", layers))
         return out
 
 

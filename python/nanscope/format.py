@@ -28,6 +28,8 @@ SUMMARY_KEYS: List[str] = _DEFINITION["summary_keys"]
 ORIGIN_KEYS: List[str] = _DEFINITION["origin_keys"]
 PRECISIONS: List[str] = _DEFINITION["precisions"]
 CHUNK_STEPS: int = _DEFINITION["chunk_steps"]
+#: A coarse chunk (the coarse_chunk* tables) folds this many chunks.
+COARSE_CHUNK_CHUNKS: int = _DEFINITION["coarse_chunk_chunks"]
 #: chunk_series' series names in order; the last is the loss scale of the steps whose update was skipped.
 CHUNK_SERIES: List[str] = _DEFINITION["chunk_series"]
 #: run.keep of a file that keeps every step's layer rows (docs/run-file.md, "Layer detail").

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from . import format as fmt
 from .chunks import StepChunk, StepFacts
@@ -18,6 +18,8 @@ from .origin import LayerHealth
 from .retention import Decision, KeepPolicy, Retention
 from .rows import layer_rows
 from .writer import RunFileWriter
+
+COARSE_CHUNK_CHUNKS: int = fmt.COARSE_CHUNK_CHUNKS
 
 
 class LayerKeeper:
@@ -28,6 +30,7 @@ class LayerKeeper:
         self._layers = layer_count
         self.retention = Retention(policy)
         self._chunk = StepChunk(0, layer_count)
+        self._coarse = StepChunk(0, layer_count)  # the complete chunks of the current coarse chunk
 
     def keep_json(self) -> Dict[str, Any]:
         """run.keep as it stands: the policy and the sampled steps' stride now."""
@@ -53,9 +56,11 @@ class LayerKeeper:
         self._keep(self.retention.event(kind, step), written=-1)
 
     def finish(self) -> None:
-        """The last chunk, however short."""
+        """The last chunk and coarse chunk, however short."""
         if self._chunk.steps:
             self._write_chunk()
+        if self._coarse.steps:
+            self._write_rows(self._coarse.rows("coarse_"))
 
     def _keep(self, decisions: Sequence[Decision], written: int) -> None:
         for d in decisions:
@@ -68,7 +73,18 @@ class LayerKeeper:
                     self._writer.write(sql, rows)
 
     def _write_chunk(self) -> None:
-        for sql, rows in self._chunk.rows():
+        """The complete chunk's rows, and its fold into the coarse chunk, written once a chunk of
+        the next coarse chunk is complete."""
+        self._write_rows(self._chunk.rows())
+        group = self._chunk.index // COARSE_CHUNK_CHUNKS
+        if self._coarse.steps and self._coarse.index != group:
+            self._write_rows(self._coarse.rows("coarse_"))
+            self._coarse = StepChunk(group, self._layers)
+        self._coarse.index = group
+        self._coarse.fold(self._chunk)
+
+    def _write_rows(self, statements: Sequence[Tuple[str, List[tuple]]]) -> None:
+        for sql, rows in statements:
             self._writer.write(sql, rows)
 
     def _stay_within_budget(self) -> None:

@@ -1,5 +1,5 @@
 """What a Python-recorded file keeps (docs/run-file.md, "Layer detail"): its chunks, checked against
-its own steps in plain SQL; every non-finite step and its lead-up in full and samples of the rest,
+its own steps in plain SQL, and its coarse chunks against its chunks; every non-finite step and its lead-up in full and samples of the rest,
 as the C++ recorder keeps them; a budget that thins the samples only; bad ``keep`` arguments."""
 
 from __future__ import annotations
@@ -101,6 +101,19 @@ def test_a_long_loop_keeps_every_nonfinite_step_and_its_lead_up(tmp_path: Path) 
     assert query(path, "SELECT count(*) FROM layer_steps")[0][0] == sum(d != "none" for d in kept) * layers
     keep = json.loads(query(path, "SELECT keep FROM run")[0][0])
     assert (keep["policy"], keep["sample_every"]) == ("auto", SAMPLE_EVERY)
+    # Each coarse chunk (1,024 steps) is its 16 chunks folded.
+    assert query(path, "SELECT chunk, first_step, last_step, steps, nonfinite_steps, first_origin_step "
+                       "FROM coarse_chunks ORDER BY chunk") == \
+        query(path, "SELECT chunk / 16, min(first_step), max(last_step), sum(steps), sum(nonfinite_steps), "
+                    "min(first_origin_step) FROM chunks GROUP BY chunk / 16 ORDER BY chunk / 16")
+    assert query(path, "SELECT chunk, count, finite, min, max, first_nonfinite_step FROM coarse_chunk_series "
+                       "WHERE series = 'loss' ORDER BY chunk") == \
+        query(path, "SELECT chunk / 16, sum(count), sum(finite), min(min), max(max), min(first_nonfinite_step) "
+                    "FROM chunk_series WHERE series = 'loss' GROUP BY chunk / 16 ORDER BY chunk / 16")
+    assert query(path, "SELECT chunk, layer, forward_absmax, grad_norm, nonfinite_steps, first_nonfinite FROM "
+                       "coarse_chunk_layers ORDER BY chunk, layer") == \
+        query(path, "SELECT chunk / 16, layer, max(forward_absmax), max(grad_norm), sum(nonfinite_steps), "
+                    "min(first_nonfinite) FROM chunk_layers GROUP BY chunk / 16, layer ORDER BY chunk / 16, layer")
     # The C++ reader counts what the loop saw, thinned steps and all.
     summary = report(path)
     assert summary["nonfinite_steps"] == 3 and summary["first_nonfinite_step"] == 1200

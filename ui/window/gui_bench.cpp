@@ -58,11 +58,14 @@ int runGuiBench(const QStringList &args)
     QCommandLineOption layers(QStringLiteral("layers"), QStringLiteral("layers a record carries"), QStringLiteral("N"),
                               QStringLiteral("13"));
     QCommandLineOption open(QStringLiteral("open"),
-                            QStringLiteral("time opening and drawing this run file, from chunks and step by step"),
+                            QStringLiteral("time opening and drawing this run file, from coarse chunks, from chunks "
+                                           "and step by step"),
                             QStringLiteral("FILE.nsrun"));
+    QCommandLineOption noSteps(QStringLiteral("no-steps"),
+                               QStringLiteral("with --open: not step by step (a file too long for it)"));
     QCommandLineOption rounds(QStringLiteral("rounds"), QStringLiteral("rounds of --open"), QStringLiteral("N"),
                               QStringLiteral("3"));
-    parser.addOptions({rate, seconds, steps, fastRate, layers, open, rounds});
+    parser.addOptions({rate, seconds, steps, fastRate, layers, open, rounds, noSteps});
     parser.setApplicationDescription(QStringLiteral("nanscope gui-bench: feeds the window (offscreen) synthetic "
                                                     "records and measures its event loop's latency and memory"));
     const QCommandLineOption help = parser.addHelpOption();
@@ -80,7 +83,7 @@ int runGuiBench(const QStringList &args)
             std::fprintf(stderr, "nanscope gui-bench: --rounds must be positive\n");
             return 2;
         }
-        return runOpenBench(parser.value(open), n);
+        return runOpenBench(parser.value(open), n, !parser.isSet(noSteps));
     }
     const int slowRate = parser.value(rate).toInt(), fast = parser.value(fastRate).toInt();
     const int total = parser.value(steps).toInt(), layerCount = parser.value(layers).toInt();

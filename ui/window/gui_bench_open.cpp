@@ -1,5 +1,6 @@
 // `nanscope gui-bench --open FILE.nsrun`: how long the window takes to open a run file and draw
-// it, from its chunks (as it opens a long run) and step by step, side by side in one process.
+// it, from its coarse chunks (as it opens a very long run), from its chunks (as it opens a long
+// run) and step by step, side by side in one process.
 #include "window/gui_bench.h"
 
 #include "window/main_window.h"
@@ -19,12 +20,13 @@ namespace nanscope {
 namespace {
 
 // Opens `path` in a new window and waits until every step is shown and drawn; milliseconds.
-double openAndDraw(const QString &path, int chunkedAbove, long long *shown)
+double openAndDraw(const QString &path, int chunkedAbove, int coarseAbove, long long *shown)
 {
     MainWindow window;
     window.show();
     QCoreApplication::processEvents();
     window.setOpenChunkedAbove(chunkedAbove);
+    window.setOpenCoarseAbove(coarseAbove);
     bool ended = false;
     QObject::connect(&window, &MainWindow::runEnded, &window, [&ended] { ended = true; });
     QElapsedTimer clock;
@@ -45,9 +47,17 @@ double median(std::vector<double> v)
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+void printMode(const char *what, const std::vector<double> &ms, long long shown)
+{
+    if (ms.empty())
+        return;
+    std::printf("open and draw %-14s %8.1f ms (min %.1f, max %.1f), %lld steps shown\n", what, median(ms),
+                *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), shown);
+}
+
 }  // namespace
 
-int runOpenBench(const QString &path, int rounds)
+int runOpenBench(const QString &path, int rounds, bool stepByStep)
 {
     RunFileStats stats;
     try {
@@ -56,22 +66,22 @@ int runOpenBench(const QString &path, int rounds)
         std::fprintf(stderr, "nanscope gui-bench: %s\n", e.what());
         return 1;
     }
-    std::vector<double> chunked, stepwise;
-    long long shownChunked = 0, shownStepwise = 0;
-    for (int i = 0; i < rounds; ++i) {  // interleaved, so a busy machine slows both alike
-        chunked.push_back(openAndDraw(path, 0, &shownChunked));
-        stepwise.push_back(openAndDraw(path, -1, &shownStepwise));
+    std::vector<double> coarse, chunked, stepwise;
+    long long shownCoarse = 0, shownChunked = 0, shownStepwise = 0;
+    for (int i = 0; i < rounds; ++i) {  // interleaved, so a busy machine slows them alike
+        coarse.push_back(openAndDraw(path, 0, 0, &shownCoarse));
+        chunked.push_back(openAndDraw(path, 0, -1, &shownChunked));
+        if (stepByStep)
+            stepwise.push_back(openAndDraw(path, -1, -1, &shownStepwise));
     }
-    const double c = median(chunked), s = median(stepwise);
     std::printf("gui-bench --open: %s, %lld steps x %d layers, %d rounds (median of each)\n", qPrintable(path),
                 static_cast<long long>(stats.steps), stats.layers, rounds);
-    std::printf("open and draw from chunks:    %8.1f ms (min %.1f, max %.1f), %lld steps shown\n", c,
-                *std::min_element(chunked.begin(), chunked.end()), *std::max_element(chunked.begin(), chunked.end()),
-                shownChunked);
-    std::printf("open and draw step by step:   %8.1f ms (min %.1f, max %.1f), %lld steps shown\n", s,
-                *std::min_element(stepwise.begin(), stepwise.end()),
-                *std::max_element(stepwise.begin(), stepwise.end()), shownStepwise);
-    std::printf("chunks / step by step: %.3fx\n", s > 0 ? c / s : 0.0);
+    printMode("coarse chunks:", coarse, shownCoarse);
+    printMode("chunks:", chunked, shownChunked);
+    printMode("step by step:", stepwise, shownStepwise);
+    std::printf("coarse chunks / chunks: %.3fx\n", median(chunked) > 0 ? median(coarse) / median(chunked) : 0.0);
+    if (stepByStep)
+        std::printf("chunks / step by step: %.3fx\n", median(stepwise) > 0 ? median(chunked) / median(stepwise) : 0.0);
     return 0;
 }
 

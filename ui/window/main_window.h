@@ -63,8 +63,8 @@ public:
 
     // Run files (main_window_runs.cpp). openRun() shows a recorded run, following it while its
     // writer still writes; a file it cannot read gets a message box and returns false.
-    // A long run opens from its chunks (RecordedRunOptions::chunkedAbove); tests and benchmarks
-    // set the threshold, -1 plays every step.
+    // A long run opens from its chunks (RecordedRunOptions::chunkedAbove), a very long one from its
+    // coarse chunks first (coarseAbove); tests and benchmarks set the thresholds, -1: never.
     // A data-parallel job's run folder (rank-R.nsrun files) opens as one job: the rank that went
     // non-finite first, and a rank selector in the run tool bar that opens another rank's file.
     bool openRun(const QString &path, bool follow = true);
@@ -72,6 +72,7 @@ public:
     bool showingJob() const;                              // the rank selector is in the tool bar
     RankStepView *rankView() const { return rankView_; }  // the job's rank x layer view of a step
     void setOpenChunkedAbove(int steps) { openChunkedAbove_ = steps; }
+    void setOpenCoarseAbove(int steps) { openCoarseAbove_ = steps; }
     void closeRun();  // back to training live
     // The source is watched, not trained here (a run file, a job's rank, pushed records): it cannot
     // start a run, so the controls are read-only and File › Close run trains live again.
@@ -195,6 +196,7 @@ private:
     QLabel *deviceLabel_ = nullptr;
     StepRecordPtr lastRecord_;
     int openChunkedAbove_ = RecordedRunOptions{}.chunkedAbove;
+    int openCoarseAbove_ = RecordedRunOptions{}.coarseAbove;
     SessionState state_ = SessionState::Idle;
     QElapsedTimer rateClock_;
     long long rateSteps_ = 0;

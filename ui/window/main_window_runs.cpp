@@ -172,6 +172,7 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
     RecordedRunOptions options;
     options.follow = follow;
     options.chunkedAbove = openChunkedAbove_;
+    options.coarseAbove = openCoarseAbove_;
     std::unique_ptr<RecordedRun> run;
     try {
         run = std::make_unique<RecordedRun>(path.toStdString(), options);

@@ -35,6 +35,10 @@ struct RecordedRunOptions {
     // and any written later, come one by one. The default is the window's map (1024 columns) of
     // full chunks; a negative value never chunks.
     int chunkedAbove = 1024 * kChunkSteps;
+    // A file holding more steps than this hands over its coarse chunks first (kCoarseChunkSteps
+    // each), then the chunks after the last of them: the window's map of 1,024 columns is then a
+    // coarse chunk wide or wider. Negative: never.
+    int coarseAbove = 512 * kCoarseChunkSteps;
 };
 
 // Accumulates a summary from steps and chunks with the StepTally a live run uses: the summary of a run file whose

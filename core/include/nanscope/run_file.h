@@ -93,6 +93,9 @@ public:
     // most `maxCount`, stamped with run id `run`: a summary of their steps for views that draw buckets. None in a file
     // whose writer had not yet finished a chunk, or written before chunks existed.
     std::vector<StepChunkPtr> readChunks(int afterChunk, int beforeChunk, int maxCount, int run = 0) const;
+    // The same for coarse chunks (kCoarseChunkSteps steps each), numbered by coarse chunk: none in
+    // files before version 3 or from writers that keep none.
+    std::vector<StepChunkPtr> readCoarseChunks(int afterCoarse, int beforeCoarse, int maxCount, int run = 0) const;
     // Events after the one with id `afterId` (0: from the first), in order; `lastId` gets the
     // newest id read.
     std::vector<Event> readEvents(std::int64_t afterId, std::int64_t *lastId = nullptr) const;

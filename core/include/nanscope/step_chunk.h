@@ -62,6 +62,10 @@ double largestUpdateRatio(double a, double b);
 // Steps a chunk covers: chunk i holds the steps i * kChunkSteps .. i * kChunkSteps + 63.
 constexpr int kChunkSteps = 64;
 inline int chunkOfStep(int step) { return step / kChunkSteps; }
+// A coarse chunk folds 16 chunks (1,024 steps): a run file keeps both, so that a window opening a
+// run of a million steps reads a thousand coarse chunks, not sixteen thousand chunks.
+constexpr int kCoarseChunkChunks = 16;
+constexpr int kCoarseChunkSteps = kCoarseChunkChunks * kChunkSteps;
 
 // The fold of the records of one chunk's steps: what the window's plots, map and layer tree and a
 // run's summary keep of them.
@@ -85,6 +89,8 @@ struct StepChunk {
     StepChunk() = default;
     StepChunk(int index, std::size_t layerCount);
     void add(const StepRecord &record);
+    // A later chunk of the same run: the fold of both, as if their steps had been added one by one.
+    void fold(const StepChunk &later);
 };
 using StepChunkPtr = std::shared_ptr<const StepChunk>;
 

@@ -146,6 +146,32 @@ void StepChunk::add(const StepRecord &r)
         layers[std::size_t(born)].firstProduced = r.step;
 }
 
+void StepChunk::fold(const StepChunk &later)
+{
+    if (later.tally.steps == 0)
+        return;
+    if (tally.steps == 0)
+        firstStep = later.firstStep;
+    lastStep = later.lastStep;
+    tally.add(later.tally);
+    for (int s = 0; s < kSeriesCount; ++s)
+        series[std::size_t(s)].fold(later.series[std::size_t(s)]);
+    skipped.fold(later.skipped);
+    if (layers.size() < later.layers.size())
+        layers.resize(later.layers.size());
+    for (std::size_t l = 0; l < later.layers.size(); ++l) {
+        LayerPart &part = layers[l];
+        const LayerPart &next = later.layers[l];
+        for (int k = 0; k < kLayerHealthKinds; ++k)
+            part.cells[std::size_t(k)].fold(next.cells[std::size_t(k)]);
+        part.updateRatio = largestUpdateRatio(part.updateRatio, next.updateRatio);
+        if (part.firstNonFinite < 0)
+            part.firstNonFinite = next.firstNonFinite;
+        if (part.firstProduced < 0)
+            part.firstProduced = next.firstProduced;
+    }
+}
+
 std::vector<LayerHealth> layersFromChunk(const StepChunk &chunk)
 {
     std::vector<LayerHealth> layers(chunk.layers.size());

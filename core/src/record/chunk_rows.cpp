@@ -4,7 +4,6 @@
 #include "record/run_file_schema.h"
 
 #include <cmath>
-#include <map>
 #include <string>
 
 namespace nanscope::record {
@@ -72,6 +71,12 @@ MapCell readCell(const Statement &s, int first)
     return c;
 }
 
+// The level's table name: "chunks" or "coarse_chunks".
+std::string table(ChunkLevel level, const char *name)
+{
+    return (level == ChunkLevel::Coarse ? std::string("coarse_") : std::string()) + name;
+}
+
 void bindOptionalStep(Statement &s, int i, int step)
 {
     if (step >= 0)
@@ -80,9 +85,9 @@ void bindOptionalStep(Statement &s, int i, int step)
 
 }  // namespace
 
-void writeChunk(Database &db, const StepChunk &c)
+void writeChunk(Database &db, const StepChunk &c, ChunkLevel level)
 {
-    Statement chunk = db.prepare("INSERT OR REPLACE INTO chunks (chunk, first_step, last_step, steps, "
+    Statement chunk = db.prepare("INSERT OR REPLACE INTO " + table(level, "chunks") + " (chunk, first_step, last_step, steps, "
                                  "first_origin_step, nonfinite_steps, rollbacks, scaler_skipped_steps, step_ms, "
                                  "quarantined) VALUES (?,?,?,?,?,?,?,?,?,?)");
     const StepTally &t = c.tally;
@@ -93,7 +98,7 @@ void writeChunk(Database &db, const StepChunk &c)
     chunk.bindText(10, indexListText(t.quarantined));
     chunk.run();
 
-    Statement series = db.prepare("INSERT OR REPLACE INTO chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)");
+    Statement series = db.prepare("INSERT OR REPLACE INTO " + table(level, "chunk_series") + " VALUES (?,?,?,?,?,?,?,?,?,?)");
     for (int s = 0; s < kSeriesCount; ++s)
         bindBucket(series, c.index, seriesName(Series(s)), c.series[std::size_t(s)]);
     if (c.skipped.count > 0)
@@ -102,7 +107,7 @@ void writeChunk(Database &db, const StepChunk &c)
     std::string values = "?";
     for (int i = 1; i < kChunkLayerColumns; ++i)
         values += ",?";
-    Statement layer = db.prepare("INSERT OR REPLACE INTO chunk_layers VALUES (" + values + ")");
+    Statement layer = db.prepare("INSERT OR REPLACE INTO " + table(level, "chunk_layers") + " VALUES (" + values + ")");
     for (std::size_t l = 0; l < c.layers.size(); ++l) {
         const StepChunk::LayerPart &p = c.layers[l];
         layer.bind(1, c.index).bind(2, std::int64_t(l));
@@ -120,20 +125,21 @@ void writeChunk(Database &db, const StepChunk &c)
     }
 }
 
-bool hasChunkTables(Database &db)
+bool hasChunkTables(Database &db, ChunkLevel level)
 {
-    return db.singleInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN "
-                        "('chunks', 'chunk_series', 'chunk_layers')") == 3;
+    return db.singleInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('" +
+                        table(level, "chunks") + "', '" + table(level, "chunk_series") + "', '" +
+                        table(level, "chunk_layers") + "')") == 3;
 }
 
 std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChunk, int maxCount,
-                                     const std::vector<Layer> &layers, int run)
+                                     const std::vector<Layer> &layers, int run, ChunkLevel level)
 {
     std::vector<std::shared_ptr<StepChunk>> out;
     Statement c = db.prepare(
         "SELECT c.chunk, c.first_step, c.last_step, c.steps, c.nonfinite_steps, c.rollbacks, "
         "c.scaler_skipped_steps, c.step_ms, c.quarantined, c.first_origin_step, s.origin_phase, s.origin_layer, "
-        "s.origin_op, s.origin_source, s.origin_produced, s.origin_explanation FROM chunks c LEFT JOIN steps s "
+        "s.origin_op, s.origin_source, s.origin_produced, s.origin_explanation FROM " + table(level, "chunks") + " c LEFT JOIN steps s "
         "ON s.step = c.first_origin_step WHERE c.chunk > ? AND c.chunk < ? ORDER BY c.chunk LIMIT ?");
     c.bind(1, afterChunk).bind(2, beforeChunk).bind(3, maxCount);
     while (c.step()) {
@@ -157,17 +163,17 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
     if (out.empty())
         return {};
     const int first = out.front()->index, last = out.back()->index;
-    std::map<std::int64_t, StepChunk *> byIndex;
+    // Chunk numbers are unique and in order: a row finds its chunk by its offset from the first.
+    std::vector<StepChunk *> byIndex(std::size_t(last - first + 1), nullptr);
     for (const auto &ch : out)
-        byIndex[ch->index] = ch.get();
+        byIndex[std::size_t(ch->index - first)] = ch.get();
     const auto find = [&](std::int64_t index) -> StepChunk * {
-        const auto it = byIndex.find(index);
-        return it == byIndex.end() ? nullptr : it->second;
+        return index < first || index > last ? nullptr : byIndex[std::size_t(index - first)];
     };
 
     Statement s =
         db.prepare("SELECT chunk, series, first_step, last_step, count, finite, min, max, "
-                   "first_nonfinite_step, first_nonfinite_value FROM chunk_series WHERE chunk BETWEEN ? AND ?");
+                   "first_nonfinite_step, first_nonfinite_value FROM " + table(level, "chunk_series") + " WHERE chunk BETWEEN ? AND ?");
     s.bind(1, first).bind(2, last);
     while (s.step()) {
         StepChunk *ch = find(s.integer(0));
@@ -185,8 +191,9 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
     for (const auto &ch : out)
         ch->tally.skippedSteps = ch->skipped.count;
 
-    Statement l = db.prepare("SELECT * FROM chunk_layers WHERE chunk BETWEEN ? AND ?");
+    Statement l = db.prepare("SELECT * FROM " + table(level, "chunk_layers") + " WHERE chunk BETWEEN ? AND ?");
     l.bind(1, first).bind(2, last);
+    const bool norms = l.columnCount() >= kChunkLayerColumns;  // files of the first release lack them
     while (l.step()) {
         StepChunk *ch = find(l.integer(0));
         const std::int64_t layer = l.integer(1);
@@ -198,7 +205,7 @@ std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChu
         ch->tally.nonFiniteStepsPerLayer[std::size_t(layer)] = int(l.integer(4));
         for (int k = 0; k < kLayerHealthKinds; ++k)
             p.cells[std::size_t(k)] = readCell(l, kFirstCell + k * kCellColumns);
-        if (l.columnCount() >= kChunkLayerColumns) {
+        if (norms) {
             p.updateRatio = l.real(kUpdateRatioColumn);
             for (int k = 0; k < kLayerHealthKinds; ++k)
                 if (!l.isNull(kFirstNormColumn + k))

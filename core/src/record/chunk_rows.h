@@ -14,15 +14,19 @@ namespace nanscope::record {
 // skipped is this one.
 constexpr const char *kSkippedSeries = "skipped";
 
-void writeChunk(Database &db, const StepChunk &chunk);
+// Chunks of 64 steps (chunks, chunk_series, chunk_layers), or coarse chunks of 1,024 steps (the
+// same tables prefixed coarse_, numbered by coarse chunk).
+enum class ChunkLevel { Chunk, Coarse };
 
-// Whether the file has chunk tables (files of an early version 1 have none: they read step by
-// step).
-bool hasChunkTables(Database &db);
+void writeChunk(Database &db, const StepChunk &chunk, ChunkLevel level = ChunkLevel::Chunk);
+
+// Whether the file has the level's tables (files of an early version 1 have no chunk tables:
+// they read step by step; files before version 3 have no coarse ones).
+bool hasChunkTables(Database &db, ChunkLevel level = ChunkLevel::Chunk);
 
 // The chunks numbered after `afterChunk` and before `beforeChunk`, in order, at most `maxCount`.
 // `layers` are the file's (a chunk's first origin names its layer's path); `run` stamps them.
 std::vector<StepChunkPtr> readChunks(Database &db, int afterChunk, int beforeChunk, int maxCount,
-                                     const std::vector<Layer> &layers, int run);
+                                     const std::vector<Layer> &layers, int run, ChunkLevel level = ChunkLevel::Chunk);
 
 }  // namespace nanscope::record

@@ -125,14 +125,33 @@ int RecordedRun::playChunks(int run, const std::function<void(int)> &deliverEven
         return -1;
     int lastStep = -1, lastChunk = -1;
     const int before = chunkOfStep(newest);
+    const auto deliver = [&](const StepChunkPtr &c) {
+        builder.add(*c);
+        observers_.forEach([&](RunObserver &o) { o.stepsChunked(c); });
+        deliverEventsUpTo(c->lastStep);
+        lastStep = c->lastStep;
+    };
+    if (options_.coarseAbove >= 0 && newest >= options_.coarseAbove) {
+        // Coarse chunks of complete groups of chunks; the chunks after the last one read come next.
+        for (int lastCoarse = -1; !stopRequested_;) {
+            constexpr int kCoarsePerRead = 64;
+            const std::vector<StepChunkPtr> coarse =
+                file.readCoarseChunks(lastCoarse, before / kCoarseChunkChunks, kCoarsePerRead, run);
+            for (const StepChunkPtr &c : coarse) {
+                deliver(c);
+                lastCoarse = c->index;
+                lastChunk = (c->index + 1) * kCoarseChunkChunks - 1;
+            }
+            waitForObservers();
+            if (int(coarse.size()) < kCoarsePerRead)
+                break;
+        }
+    }
     while (!stopRequested_) {
         constexpr int kChunksPerRead = 256;
         const std::vector<StepChunkPtr> chunks = file.readChunks(lastChunk, before, kChunksPerRead, run);
         for (const StepChunkPtr &c : chunks) {
-            builder.add(*c);
-            observers_.forEach([&](RunObserver &o) { o.stepsChunked(c); });
-            deliverEventsUpTo(c->lastStep);
-            lastStep = c->lastStep;
+            deliver(c);
             lastChunk = c->index;
         }
         waitForObservers();

@@ -60,6 +60,7 @@ struct RunFile::Impl {
     RunFileInfo info;
     std::vector<Layer> layers;
     bool hasChunks = false;
+    bool hasCoarseChunks = false;
 
     void readRunRow();
 };
@@ -88,6 +89,7 @@ RunFile::RunFile(const std::string &path) : d_(std::make_unique<Impl>())
     d_->layers = record::readCheckedLayers(db, path);  // first: the summary names layers
     d_->readRunRow();
     d_->hasChunks = record::hasChunkTables(db);
+    d_->hasCoarseChunks = record::hasChunkTables(db, record::ChunkLevel::Coarse);
     record::checkStepColumns(db, path, int(version));
     record::checkStepNumbers(db, path);
 }
@@ -229,6 +231,15 @@ std::vector<StepChunkPtr> RunFile::readChunks(int afterChunk, int beforeChunk, i
     if (!d_->hasChunks)
         return {};
     return record::readChunks(*d_->db, afterChunk, beforeChunk, maxCount, d_->layers, run);
+}
+
+std::vector<StepChunkPtr> RunFile::readCoarseChunks(int afterCoarse, int beforeCoarse, int maxCount, int run) const
+{
+    ReadTransaction t(*d_->db);
+    if (!d_->hasCoarseChunks)
+        return {};
+    return record::readChunks(*d_->db, afterCoarse, beforeCoarse, maxCount, d_->layers, run,
+                              record::ChunkLevel::Coarse);
 }
 
 std::vector<Event> RunFile::readEvents(std::int64_t afterId, std::int64_t *lastId) const

@@ -87,6 +87,7 @@ std::string runFileFormatJson()
         {"precisions", precisions},
         {"precision_limits", limits},
         {"chunk_steps", kChunkSteps},
+        {"coarse_chunk_chunks", kCoarseChunkChunks},
         {"chunk_series", chunkSeries},
         {"keep_all", record::keepJson(KeepPolicy::all(), 1)},
         {"keep_auto", record::keepJson(KeepPolicy{}, KeepPolicy::kSampleEvery)},

@@ -69,6 +69,33 @@ CREATE TABLE events (
     origin TEXT,
     message TEXT
 );
+CREATE TABLE capsules (
+    step          INTEGER PRIMARY KEY,
+    reason        TEXT NOT NULL,
+    snapshot_step INTEGER,
+    bytes         INTEGER NOT NULL,
+    meta          TEXT NOT NULL,
+    state         BLOB NOT NULL,
+    model_sha256  TEXT
+);
+CREATE TABLE embedded_files (
+    sha256 TEXT PRIMARY KEY,
+    name   TEXT NOT NULL,
+    bytes  INTEGER NOT NULL,
+    data   BLOB NOT NULL
+);
+CREATE TABLE control_changes (
+    event   INTEGER NOT NULL REFERENCES events(id),
+    step    INTEGER NOT NULL,
+    control TEXT NOT NULL,
+    old     TEXT NOT NULL,
+    new     TEXT NOT NULL
+);
+)sql";
+
+// The chunk tables (chunk_layers is chunkLayersTableSql()'s); the coarse chunk tables are the same
+// with names prefixed coarse_.
+const char *const kChunkTables = R"sql(
 CREATE TABLE chunks (
     chunk                INTEGER PRIMARY KEY,
     first_step           INTEGER NOT NULL,
@@ -94,28 +121,6 @@ CREATE TABLE chunk_series (
     first_nonfinite_value,
     PRIMARY KEY (chunk, series)
 ) WITHOUT ROWID;
-CREATE TABLE capsules (
-    step          INTEGER PRIMARY KEY,
-    reason        TEXT NOT NULL,
-    snapshot_step INTEGER,
-    bytes         INTEGER NOT NULL,
-    meta          TEXT NOT NULL,
-    state         BLOB NOT NULL,
-    model_sha256  TEXT
-);
-CREATE TABLE embedded_files (
-    sha256 TEXT PRIMARY KEY,
-    name   TEXT NOT NULL,
-    bytes  INTEGER NOT NULL,
-    data   BLOB NOT NULL
-);
-CREATE TABLE control_changes (
-    event   INTEGER NOT NULL REFERENCES events(id),
-    step    INTEGER NOT NULL,
-    control TEXT NOT NULL,
-    old     TEXT NOT NULL,
-    new     TEXT NOT NULL
-);
 )sql";
 
 // layer_steps: a row a step and layer (key = step * layers + layer), four columns a health kind.
@@ -232,7 +237,12 @@ void createSchema(Database &db)
     db.exec(kSchema);
     db.exec(stepsTableSql());
     db.exec(layerStepsTableSql());
-    db.exec(chunkLayersTableSql());
+    const std::string chunkTables = kChunkTables + chunkLayersTableSql();
+    db.exec(chunkTables);
+    std::string coarse = chunkTables;
+    for (std::size_t at = 0; (at = coarse.find("CREATE TABLE chunk", at)) != std::string::npos; at += 19)
+        coarse.replace(at, 13, "CREATE TABLE coarse_");
+    db.exec(coarse);
     db.exec(views());
     Statement scale = db.prepare("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)");
     for (int e = 0; e < 255; ++e)  // a float's value is mantissa * 2^(e - 150); e = 0: 2^-149

@@ -89,7 +89,7 @@ void RunWriter::step(const StepRecordPtr &record)
     const int chunk = chunkOfStep(r.step);
     if (chunk != chunk_.index) {
         if (chunk_.tally.steps > 0) {
-            writeChunk(db_, chunk_);
+            chunkDone();
             stayWithinBudget();
         }
         chunk_ = StepChunk(chunk, std::size_t(layerCount_));
@@ -217,10 +217,27 @@ void RunWriter::capsule(const CapsuleBlob &c)
     insert.run();
 }
 
+// The chunk is complete: its rows, and its fold into the coarse chunk, whose rows are written once
+// a chunk of the next coarse chunk is done (or the run ends).
+void RunWriter::chunkDone()
+{
+    writeChunk(db_, chunk_);
+    const int group = chunk_.index / kCoarseChunkChunks;
+    if (coarse_.tally.steps > 0 && coarse_.index != group) {
+        writeChunk(db_, coarse_, ChunkLevel::Coarse);
+        coarse_ = StepChunk();
+    }
+    if (coarse_.tally.steps == 0)
+        coarse_ = StepChunk(group, std::size_t(layerCount_));
+    coarse_.fold(chunk_);
+}
+
 void RunWriter::finish(const RunSummary &s)
 {
     if (chunk_.tally.steps > 0)
-        writeChunk(db_, chunk_);
+        chunkDone();
+    if (coarse_.tally.steps > 0)
+        writeChunk(db_, coarse_, ChunkLevel::Coarse);
     Statement u = db_.prepare("UPDATE run SET summary = ?, finished = ?");
     u.bind(1, summaryJson(s, layers_).dump()).bind(2, utcNow());
     u.run();

@@ -39,6 +39,7 @@ private:
     void keep(const std::vector<LayerDetailRetention::Decision> &decisions, const StepRecord *inserted);
     void writeLayers(const StepRecord &record);
     void stayWithinBudget();  // thins the sampled steps while the file holds more than the budget
+    void chunkDone();         // chunk_ is complete
 
     Database &db_;
     std::unique_ptr<StepInsert> insertStep_;  // prepared once
@@ -50,6 +51,7 @@ private:
     LayerDetailRetention retention_;
     std::unique_ptr<Statement> setDetail_;
     StepChunk chunk_;  // the steps of the current chunk so far: written once a later chunk begins
+    StepChunk coarse_;  // the complete chunks of the current coarse chunk
 };
 
 }  // namespace nanscope::record
