@@ -105,6 +105,7 @@ private slots:
     void budgetThinsSamplesOnly();
     void reportsOfAThinnedFileAgree();
     void playedThinnedStepsShowTheirChunk();
+    void aCapsuleKeepsItsStep();
 
 private:
     QString file(const QString &name) const { return dir_.filePath(name); }
@@ -384,6 +385,24 @@ void TestKeepPolicy::playedThinnedStepsShowTheirChunk()
     QCOMPARE(sampled.layerDetail, LayerDetail::Sample);
     QCOMPARE(sampled.layers[2].forward.absMax, syntheticStepRecord(0, 1104, layers, false)->layers[2].forward.absMax);
     QCOMPARE(c.records[1600]->layers[4].forward.nan, std::int64_t(128));
+}
+
+// A capsule asked for a healthy step past the first 1,024: the step keeps its layers (replay
+// compares with them) and replays as reproduced; its neighbours are thinned.
+void TestKeepPolicy::aCapsuleKeepsItsStep()
+{
+    const QString path = file("capsule.nsrun");
+    const Output o = nanscope::testing::run({"run", "--scenario", "large-lr-mse", "--lr", "0.01", "--steps", "1400",
+                                             "--capsule-at", "1301", "--record", path});
+    QVERIFY2(o.code == 0, qPrintable(o.err));
+    QCOMPARE(sqlNumber(path, "SELECT count(*) FROM steps WHERE step = 1301 AND layer_detail = 'capsule'"),
+             std::int64_t(1));
+    QCOMPARE(sqlNumber(path, "SELECT count(*) FROM steps WHERE step IN (1299, 1300, 1302) AND layer_detail = 'none'"),
+             std::int64_t(3));
+    const Output replay = nanscope::testing::run({"replay", path, "--step", "1301", "--no-what-if", "--json"});
+    QVERIFY2(replay.code == 0, qPrintable(replay.err));
+    QCOMPARE(replay.objects.size(), 1);
+    QCOMPARE(replay.objects.front()["verdict"].toString(), QStringLiteral("reproduced"));
 }
 
 QTEST_GUILESS_MAIN(TestKeepPolicy)

@@ -14,10 +14,11 @@ std::shared_ptr<const RunStore> storeOf(const RunFile &file)
 {
     auto store = std::make_shared<RunStore>();
     store->reset(file.layers());
+    StepChunkPtr chunk;  // a thinned step's layers are its chunk's
     for (int after = -1;;) {
         const std::vector<StepRecordPtr> steps = file.readSteps(after, kBatch);
         for (const StepRecordPtr &r : steps)
-            store->append(*r);
+            store->append(*withChunkLayers(file, r, &chunk));
         if (steps.empty())
             break;
         after = steps.back()->step;

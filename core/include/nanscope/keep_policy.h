@@ -13,9 +13,10 @@ namespace nanscope {
 
 // Why a step's layer rows are in a run file (steps.layer_detail), or that they are not.
 // Every: the file keeps every step (`--keep all`, and files written before the policy).
-enum class LayerDetail { Every, First, NonFinite, Warning, LeadUp, Control, Sample, None };
+enum class LayerDetail { Every, First, NonFinite, Warning, LeadUp, Control, Capsule, Sample, None };
 
-// "first", "nonfinite", "warning", "lead-up", "control", "sample", "none"; "" for Every (NULL in a file).
+// "first", "nonfinite", "warning", "lead-up", "control", "capsule", "sample", "none"; "" for Every
+// (NULL in a file).
 const char *layerDetailId(LayerDetail detail);
 LayerDetail layerDetailFromId(const std::string &id);  // "" or an unknown id: Every
 

@@ -8,6 +8,7 @@
 #include "nanscope/records.h"
 
 #include <deque>
+#include <map>
 #include <vector>
 
 namespace nanscope {
@@ -31,6 +32,9 @@ public:
     // control change keeps its lead-up and the kAfterControlSteps steps from it on. Returns the
     // waiting steps it keeps (a step still to come is kept when it arrives).
     std::vector<Decision> event(EventKind kind, int step);
+    // A step kept for a cause of the writer's own (a capsule of it, which replay compares with
+    // its layers), if it still waits; returns it.
+    std::vector<Decision> keepStep(int step, LayerDetail detail);
 
     // Sampled healthy steps are kept every sampleEvery() steps; thin() doubles it (the writer then
     // drops the sampled steps off the new stride, those waiting in the ring too). Returns false
@@ -52,7 +56,7 @@ private:
         bool sampled = false;  // written as a sample: a lead-up only relabels it
     };
     std::deque<Waiting> waiting_;  // the last kLeadUpSteps steps that are undecided or sampled
-    int warnAt_ = -1;                    // a warning for a step still to come
+    std::map<int, LayerDetail> keepAt_;  // steps still to come kept for a warning or a capsule
     int controlUntil_ = -1;              // steps up to it are kept for a control change
     int controlFrom_ = 0;
 };

@@ -90,7 +90,6 @@ private:
     int playChunks(int run, const std::function<void(int step)> &deliverEventsUpTo, SummaryBuilder &builder);
     void setState(SessionState s);
     void waitForObservers();
-    StepRecordPtr withChunkLayers(const StepRecordPtr &record, int run);
 
     std::string path_;
     RecordedRunOptions options_;

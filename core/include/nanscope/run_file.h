@@ -105,6 +105,11 @@ private:
     std::unique_ptr<Impl> d_;
 };
 
+// A step the file kept no layer detail of (LayerDetail::None) with its chunk's layers
+// (layersFromChunk) in their place, for views that draw every step; `record` itself when it has
+// its own layers or its chunk is not written yet. `cache` keeps the chunk last read.
+StepRecordPtr withChunkLayers(const RunFile &file, const StepRecordPtr &record, StepChunkPtr *cache = nullptr);
+
 // Writes the run as CSV: one row a step, or with `layers` one row a step, layer and kind of
 // health. Returns the steps written. Throws RunFileError when the file cannot be read.
 std::int64_t writeRunCsv(const RunFile &file, std::ostream &out, bool layers = false);

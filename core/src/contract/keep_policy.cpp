@@ -11,12 +11,13 @@ namespace nanscope {
 
 namespace {
 
-constexpr std::array<std::pair<LayerDetail, const char *>, 7> kDetailIds{{
+constexpr std::array<std::pair<LayerDetail, const char *>, 8> kDetailIds{{
     {LayerDetail::First, "first"},
     {LayerDetail::NonFinite, "nonfinite"},
     {LayerDetail::Warning, "warning"},
     {LayerDetail::LeadUp, "lead-up"},
     {LayerDetail::Control, "control"},
+    {LayerDetail::Capsule, "capsule"},
     {LayerDetail::Sample, "sample"},
     {LayerDetail::None, "none"},
 }};

@@ -22,8 +22,8 @@ LayerDetail LayerDetailRetention::causeOf(const StepRecord &r) const
         return LayerDetail::Every;
     if (holdsNonFinite(r))
         return LayerDetail::NonFinite;
-    if (r.step == warnAt_)
-        return LayerDetail::Warning;
+    if (const auto it = keepAt_.find(r.step); it != keepAt_.end())
+        return it->second;
     if (r.step >= controlFrom_ && r.step <= controlUntil_)
         return LayerDetail::Control;
     if (r.step < KeepPolicy::kFirstSteps)
@@ -52,6 +52,7 @@ std::vector<LayerDetailRetention::Decision> LayerDetailRetention::step(const Ste
     while (!waiting_.empty() && waiting_.front().record->step < s - KeepPolicy::kLeadUpSteps)
         waiting_.pop_front();  // out of reach of any lead-up: it keeps what it has
     const LayerDetail cause = causeOf(*record);
+    keepAt_.erase(keepAt_.begin(), keepAt_.upper_bound(s));  // asked for steps that came (or never will)
     std::vector<Decision> out;
     if (cause == LayerDetail::NonFinite || cause == LayerDetail::Warning)
         out = keepWaiting(s - KeepPolicy::kLeadUpSteps, s - 1, LayerDetail::LeadUp);
@@ -74,9 +75,7 @@ std::vector<LayerDetailRetention::Decision> LayerDetailRetention::event(EventKin
     case EventKind::FirstNonFinite:
     case EventKind::Paused: {
         std::vector<Decision> out = keepWaiting(step - KeepPolicy::kLeadUpSteps, step - 1, LayerDetail::LeadUp);
-        std::vector<Decision> self = keepWaiting(step, step, LayerDetail::Warning);
-        if (self.empty() && (waiting_.empty() || step > waiting_.back().record->step))
-            warnAt_ = step;  // not arrived yet (else it was decided already)
+        std::vector<Decision> self = keepStep(step, LayerDetail::Warning);
         out.insert(out.end(), self.begin(), self.end());
         return out;
     }
@@ -94,6 +93,16 @@ std::vector<LayerDetailRetention::Decision> LayerDetailRetention::event(EventKin
     default:
         return {};
     }
+}
+
+std::vector<LayerDetailRetention::Decision> LayerDetailRetention::keepStep(int step, LayerDetail detail)
+{
+    if (policy_.keepAll)
+        return {};
+    std::vector<Decision> kept = keepWaiting(step, step, detail);
+    if (kept.empty() && (waiting_.empty() || step > waiting_.back().record->step))
+        keepAt_[step] = detail;  // not arrived yet (else it was decided already)
+    return kept;
 }
 
 bool LayerDetailRetention::thin()

@@ -148,7 +148,7 @@ JobStep readJobStep(const std::vector<JobRank> &ranks, int step)
             out.lastStep = std::max(out.lastStep, file.lastStep());
             const std::vector<StepRecordPtr> records = file.readSteps(step - 1, 1);
             if (!records.empty() && records.front()->step == step)
-                rs.record = records.front();
+                rs.record = withChunkLayers(file, records.front());  // a thinned step: its chunk's
         } catch (const RunFileError &e) {
             rs.error = e.what();
         }

@@ -161,22 +161,6 @@ int RecordedRun::playChunks(int run, const std::function<void(int)> &deliverEven
     return lastStep;
 }
 
-// A step whose file kept no layer detail shows its chunk's (layersFromChunk), once the chunk is
-// written; before that (the newest steps of a run still being written) it shows none.
-StepRecordPtr RecordedRun::withChunkLayers(const StepRecordPtr &record, int run)
-{
-    const int index = chunkOfStep(record->step);
-    if (!lastChunk_ || lastChunk_->index != index) {
-        const std::vector<StepChunkPtr> read = file_->readChunks(index - 1, index + 1, 1, run);
-        if (read.empty() || read.front()->index != index)
-            return record;
-        lastChunk_ = read.front();
-    }
-    auto filled = std::make_shared<StepRecord>(*record);
-    filled->layers = layersFromChunk(*lastChunk_);
-    return filled;
-}
-
 void RecordedRun::play(int run)
 {
     RunFile &file = *file_;
@@ -231,8 +215,8 @@ void RecordedRun::play(int run)
             for (;;) {
                 const std::vector<StepRecordPtr> steps = file.readSteps(lastStep, options_.stepsPerRead, true, run);
                 for (StepRecordPtr r : steps) {
-                    if (r->layerDetail == LayerDetail::None)
-                        r = withChunkLayers(r, run);
+                    // A thinned step shows its chunk's layers once the chunk is written.
+                    r = withChunkLayers(file, r, &lastChunk_);
                     deliverEventsUpTo(r->step - 1);
                     builder.add(*r);
                     observers_.forEach([&](RunObserver &o) { o.stepRecorded(r); });

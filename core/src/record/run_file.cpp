@@ -298,4 +298,22 @@ void copyRunFile(const std::string &from, const std::string &to)
     }
 }
 
+StepRecordPtr withChunkLayers(const RunFile &file, const StepRecordPtr &record, StepChunkPtr *cache)
+{
+    if (record->layerDetail != LayerDetail::None)
+        return record;
+    StepChunkPtr local;
+    StepChunkPtr &chunk = cache ? *cache : local;
+    const int index = chunkOfStep(record->step);
+    if (!chunk || chunk->index != index) {
+        const std::vector<StepChunkPtr> read = file.readChunks(index - 1, index + 1, 1, record->run);
+        if (read.empty() || read.front()->index != index)
+            return record;
+        chunk = read.front();
+    }
+    auto filled = std::make_shared<StepRecord>(*record);
+    filled->layers = layersFromChunk(*chunk);
+    return filled;
+}
+
 }  // namespace nanscope

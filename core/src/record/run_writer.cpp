@@ -184,6 +184,8 @@ void RunWriter::stayWithinBudget()
 
 void RunWriter::capsule(const CapsuleBlob &c)
 {
+    if (setDetail_)  // replay compares the step with its layers: keep them
+        keep(retention_.keepStep(c.step, LayerDetail::Capsule), nullptr);
     if (!modelPath_.empty() && embeddedSha_.empty()) {
         std::ifstream in(modelPath_, std::ios::binary);
         std::ostringstream bytes;
