@@ -31,13 +31,10 @@ StepRecordPtr syntheticStepRecord(int run, int step, int layers, bool nonFinite)
     r->stepMillis = 0.2;
     r->lossHealth.present = true;
     r->lossHealth.numel = 1;
-    r->lossHealth.min = r->lossHealth.max = r->lossHealth.absMax = r->loss;
-    if (nonFinite) {
-        r->lossHealth = {};
-        r->lossHealth.present = true;
-        r->lossHealth.numel = 1;
+    if (nonFinite)
         r->lossHealth.nan = 1;
-    }
+    else
+        r->lossHealth.min = r->lossHealth.max = r->lossHealth.absMax = r->loss;
     r->layers.resize(std::size_t(layers));
     const double drift = 1.0 + 1e-6 * step;  // values a float holds differently each step, as real ones
     for (int l = 0; l < layers; ++l) {
