@@ -7,6 +7,7 @@
 #include "run_collector.h"
 #include "run_file_helpers.h"
 #include "sql_helpers.h"
+#include "synthetic_run.h"
 
 #include "nanscope/layer_detail_retention.h"
 #include "nanscope/recorded_run.h"
@@ -29,11 +30,6 @@ Q_DECLARE_METATYPE(std::set<int>)
 
 namespace {
 
-struct Plan {
-    int steps = 0;
-    std::set<int> nonFinite, warnings, controls;
-};
-
 // The policy as docs/run-file.md words it, step by step, independent of the ring that implements it.
 bool expectedKept(int s, const Plan &p)
 {
@@ -51,46 +47,6 @@ bool expectedKept(int s, const Plan &p)
     return false;
 }
 
-// A run's records and events in the order a session hands them over: a control change before the
-// step it applies to, a warning after the step it forecasts from.
-template <typename Step, typename EventAt>
-void play(const Plan &p, int layers, Step step, EventAt event)
-{
-    for (int s = 0; s < p.steps; ++s) {
-        if (p.controls.count(s))
-            event(EventKind::ControlChange, s);
-        step(syntheticStepRecord(0, s, layers, p.nonFinite.count(s) > 0));
-        if (p.nonFinite.count(s))
-            event(EventKind::FirstNonFinite, s);
-        if (p.warnings.count(s))
-            event(EventKind::Warning, s);
-    }
-}
-
-void record(const QString &path, const Plan &p, int layers, const KeepPolicy &keep)
-{
-    RecorderOptions options;
-    options.keep = keep;
-    RunRecorder recorder(path.toStdString(), options);
-    RunConfig config;
-    config.scenario = "synthetic";
-    config.steps = p.steps;
-    recorder.runStarted(0, syntheticLayers(layers), config);
-    play(
-        p, layers, [&](const StepRecordPtr &r) { recorder.stepRecorded(r); },
-        [&](EventKind kind, int step) { recorder.eventRaised(Event(kind, step, -1, std::string("event"))); });
-    RunSummary summary;
-    summary.stepsRun = p.steps;
-    summary.finished = true;
-    recorder.runFinished(summary);
-    recorder.close();
-}
-
-Plan plan(int steps, std::set<int> nonFinite, std::set<int> warnings = {}, std::set<int> controls = {})
-{
-    return {steps, std::move(nonFinite), std::move(warnings), std::move(controls)};
-}
-
 }  // namespace
 
 class TestKeepPolicy : public QObject {
@@ -105,6 +61,7 @@ private slots:
     void budgetThinsSamplesOnly();
     void reportsOfAThinnedFileAgree();
     void playedThinnedStepsShowTheirChunk();
+    void aFileBeingWrittenHoldsItsFillingChunk();
     void aCapsuleKeepsItsStep();
 
 private:
@@ -385,6 +342,47 @@ void TestKeepPolicy::playedThinnedStepsShowTheirChunk()
     QCOMPARE(sampled.layerDetail, LayerDetail::Sample);
     QCOMPARE(sampled.layers[2].forward.absMax, syntheticStepRecord(0, 1104, layers, false)->layers[2].forward.absMax);
     QCOMPARE(c.records[1600]->layers[4].forward.nan, std::int64_t(128));
+}
+
+// A file still being written holds the chunk being filled, with the steps committed so far: a
+// follower reads a thinned step (written at once, its layers decided 64 steps later) with its
+// chunk's layers at once, not with none.
+void TestKeepPolicy::aFileBeingWrittenHoldsItsFillingChunk()
+{
+    const int layers = 4;
+    const QString path = file("filling.nsrun");
+    RunRecorder recorder(path.toStdString());
+    RunConfig config;
+    config.scenario = "synthetic";
+    config.steps = 2000;
+    recorder.runStarted(0, syntheticLayers(layers), config);
+    const auto writeUpTo = [&](int from, int to) {
+        for (int s = from; s <= to; ++s)
+            recorder.stepRecorded(syntheticStepRecord(0, s, layers, false));
+        recorder.flush();
+    };
+    writeUpTo(0, 1099);
+    const RunFile f(path.toStdString());
+    std::vector<StepRecordPtr> steps = f.readSteps(1098, 1);
+    QCOMPARE(int(steps.size()), 1);
+    QCOMPARE(steps[0]->layerDetail, LayerDetail::None);
+    StepChunkPtr cache;
+    const StepRecordPtr filled = withChunkLayers(f, steps[0], &cache);
+    QCOMPARE(int(filled->layers.size()), layers);
+    // Values grow with the step: the chunk's largest so far is step 1099's.
+    QCOMPARE(filled->layers[1].forward.absMax, syntheticStepRecord(0, 1099, layers, false)->layers[1].forward.absMax);
+    std::vector<StepChunkPtr> chunks = f.readChunks(16, 18, 2);  // 17: steps 1088..1151
+    QCOMPARE(int(chunks.size()), 1);
+    QCOMPARE(chunks[0]->lastStep, 1099);
+    QCOMPARE(chunks[0]->tally.steps, 12);
+
+    writeUpTo(1100, 1120);  // the chunk grows; a cached copy that ends before a step is read again
+    steps = f.readSteps(1118, 1);
+    QCOMPARE(steps[0]->layerDetail, LayerDetail::None);
+    QCOMPARE(withChunkLayers(f, steps[0], &cache)->layers[1].forward.absMax,
+             syntheticStepRecord(0, 1120, layers, false)->layers[1].forward.absMax);
+    QCOMPARE(cache->lastStep, 1120);
+    recorder.close();
 }
 
 // A capsule asked for a healthy step past the first 1,024: the step keeps its layers (replay

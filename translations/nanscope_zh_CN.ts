@@ -105,6 +105,42 @@ relative difference %4</source>
             <numerusform>其中 %n 步在运行文件中没有保留逐层细节（它们都是有限的）：以所在 64 步分块中最大的有限值代替。</numerusform>
         </translation>
     </message>
+    <message>
+        <source>one of the run&apos;s first steps</source>
+        <translation>训练开始的前若干步之一</translation>
+    </message>
+    <message>
+        <source>it holds NaN or Inf</source>
+        <translation>该步含有 NaN 或 Inf</translation>
+    </message>
+    <message>
+        <source>an overflow forecast</source>
+        <translation>有溢出预警</translation>
+    </message>
+    <message>
+        <source>it leads up to a non-finite step, a warning or a control change</source>
+        <translation>它位于非有限值步、预警或控制改动之前</translation>
+    </message>
+    <message>
+        <source>it follows a control change</source>
+        <translation>它紧随一次控制改动</translation>
+    </message>
+    <message>
+        <source>a capsule of it was saved</source>
+        <translation>已为该步保存了胶囊</translation>
+    </message>
+    <message>
+        <source>a regular sample of the healthy steps</source>
+        <translation>健康步的定期抽样</translation>
+    </message>
+    <message>
+        <source>From the run file&apos;s chunks of these steps (each layer&apos;s worst over them): zoom in to read single steps.</source>
+        <translation>来自运行文件中这些步的数据块（每层取其中最差值）：放大即可读取单步。</translation>
+    </message>
+    <message>
+        <source>The run file keeps this step&apos;s layers in full: %1.</source>
+        <translation>运行文件完整保留了该步各层的数据：%1。</translation>
+    </message>
 </context>
 <context>
     <name>OriginText</name>
@@ -1224,6 +1260,10 @@ Every module reports, at every step, the health of its output in forward and of 
     <message>
         <source>Every scenario&apos;s challenge and whether this session met it</source>
         <translation>每个场景的挑战，以及本次会话是否已完成</translation>
+    </message>
+    <message>
+        <source>Could not read the steps zoomed into: %1</source>
+        <translation>无法读取放大区间内的步：%1</translation>
     </message>
 </context>
 <context>

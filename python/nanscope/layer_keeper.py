@@ -1,7 +1,8 @@
 """A step's rows into the run file under the keep policy: its own row, its chunk, its layers when kept.
 
 The C++ ``RunWriter`` does the same: every step's row, every chunk's rows once the chunk is
-complete, the layer rows the retention keeps (a step, or a lead-up held back until a non-finite
+complete (and the chunk being filled, with its steps so far, about once a commit, so that a reader
+following the file finds the chunk of every step it reads), the layer rows the retention keeps (a step, or a lead-up held back until a non-finite
 step arrives), and at each chunk's end, when the file holds more than its budget, one thinning of
 the sampled steps (docs/run-file.md, "Layer detail").
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from typing import Any, Dict, List, Sequence, Tuple
 
 from . import format as fmt
@@ -17,7 +19,7 @@ from .chunks import StepChunk, StepFacts
 from .origin import LayerHealth
 from .retention import Decision, KeepPolicy, Retention
 from .rows import layer_rows
-from .writer import RunFileWriter
+from .writer import COMMIT_INTERVAL_S, RunFileWriter
 
 COARSE_CHUNK_CHUNKS: int = fmt.COARSE_CHUNK_CHUNKS
 
@@ -31,6 +33,7 @@ class LayerKeeper:
         self.retention = Retention(policy)
         self._chunk = StepChunk(0, layer_count)
         self._coarse = StepChunk(0, layer_count)  # the complete chunks of the current coarse chunk
+        self._next_partial = 0.0  # when the chunk being filled is written again (time.monotonic())
 
     def keep_json(self) -> Dict[str, Any]:
         """run.keep as it stands: the policy and the sampled steps' stride now."""
@@ -50,6 +53,10 @@ class LayerKeeper:
         self._writer.write(f"INSERT INTO steps ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                            [tuple(row.values())])
         self._keep(decisions, written=facts.step)
+        now = time.monotonic()
+        if now >= self._next_partial:
+            self._write_rows(self._chunk.rows())
+            self._next_partial = now + COMMIT_INTERVAL_S
 
     def event(self, kind: str, step: int) -> None:
         """An event written: a warning or a first non-finite step keeps its lead-up."""

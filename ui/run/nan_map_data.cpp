@@ -46,6 +46,7 @@ void NanMapData::append(const StepRecord &r)
     col.lastStep = r.step;
     ++col.count;
     col.withoutDetail += r.layerDetail == LayerDetail::None;
+    col.detail = r.layerDetail;
     const int n = std::min<int>(layers_, int(r.layers.size()));
     for (int l = 0; l < n; ++l) {
         const auto parts = healthKinds(r.layers[std::size_t(l)]);
@@ -65,6 +66,7 @@ void NanMapData::appendChunk(const StepChunk &chunk)
     Column &col = columnFor(chunk.firstStep, chunk.tally.steps);
     col.lastStep = chunk.lastStep;
     col.count += chunk.tally.steps;
+    col.fromChunks += chunk.tally.steps;
     const int n = std::min<int>(layers_, int(chunk.layers.size()));
     for (int l = 0; l < n; ++l) {
         const StepChunk::LayerPart &part = chunk.layers[std::size_t(l)];
@@ -90,6 +92,7 @@ void NanMapData::halve()
             merged.lastStep = later.lastStep;
             merged.count += later.count;
             merged.withoutDetail += later.withoutDetail;
+            merged.fromChunks += later.fromChunks;
         }
         columns_[out] = std::move(merged);
     }

@@ -49,6 +49,10 @@ public:
     }
     // Steps of the column whose run file kept no layer detail: their cells are their chunk's.
     int stepsWithoutDetail(int column) const { return columns_[std::size_t(column)].withoutDetail; }
+    // Steps of the column that came as a run file's chunk (appendChunk), not one by one.
+    int stepsFromChunks(int column) const { return columns_[std::size_t(column)].fromChunks; }
+    // Why the run file kept the layers of a column's single step (Every: a file that keeps all).
+    LayerDetail layerDetail(int column) const { return columns_[std::size_t(column)].detail; }
     // The column holding `step`, or -1.
     int columnOfStep(int step) const;
 
@@ -58,6 +62,8 @@ private:
         int lastStep = 0;
         int count = 0;
         int withoutDetail = 0;  // steps whose layers came from their chunk (LayerDetail::None)
+        int fromChunks = 0;
+        LayerDetail detail = LayerDetail::Every;  // of the column's last step
         std::vector<MapCell> cells;        // kind-major: [kind * layers + layer]
         std::vector<double> updateRatios;  // by layer
     };

@@ -72,4 +72,11 @@ void RunStore::addWarning(int step, int layer, const std::string &text)
     warnings_.push_back({step, layer, text});
 }
 
+void RunStore::copyMarks(const RunStore &from)
+{
+    marks_ = from.marks_;
+    warnings_ = from.warnings_;
+    firstOrigin_ = from.firstOrigin_;
+}
+
 }  // namespace nanscope

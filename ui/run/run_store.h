@@ -36,6 +36,9 @@ public:
     void appendChunk(const StepChunk &chunk);
     void addControlMark(int step, const std::string &text);
     void addWarning(int step, int layer, const std::string &text);  // bounded like the control marks
+    // Another store's control marks, warnings and first origin: a stretch of a run read back from
+    // its file (run/stretch_read.h) marks what the whole run's store marks.
+    void copyMarks(const RunStore &from);
 
     const std::vector<Layer> &layers() const { return layers_; }
     const DecimatedSeries &series(Series s) const { return series_[int(s)]; }

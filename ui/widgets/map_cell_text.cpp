@@ -19,6 +19,24 @@ namespace {
 
 QString number(double v) { return QString::number(v, 'g', 3); }
 
+// Why a run file kept a step's layers in full (docs/run-file.md, "Layer detail"); empty where it
+// keeps every step's.
+QString keptBecause(LayerDetail detail)
+{
+    switch (detail) {
+    case LayerDetail::First: return MapCellText::tr("one of the run's first steps");
+    case LayerDetail::NonFinite: return MapCellText::tr("it holds NaN or Inf");
+    case LayerDetail::Warning: return MapCellText::tr("an overflow forecast");
+    case LayerDetail::LeadUp: return MapCellText::tr("it leads up to a non-finite step, a warning or a control change");
+    case LayerDetail::Control: return MapCellText::tr("it follows a control change");
+    case LayerDetail::Capsule: return MapCellText::tr("a capsule of it was saved");
+    case LayerDetail::Sample: return MapCellText::tr("a regular sample of the healthy steps");
+    case LayerDetail::Every:
+    case LayerDetail::None: break;
+    }
+    return {};
+}
+
 }  // namespace
 
 QString mapKindText(MapKind kind)
@@ -107,6 +125,13 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
                      : MapCellText::tr("%n of these steps kept no layer detail in the run file (all finite): "
                                        "their 64-step chunk's largest finite values stand in for them.",
                                        nullptr, withoutDetail));
+    const int span = data.lastStep(column) - data.firstStep(column) + 1;
+    if (data.stepsFromChunks(column) > 0)
+        body += QLatin1Char('\n') + MapCellText::tr("From the run file's chunks of these steps (each layer's worst over "
+                                                    "them): zoom in to read single steps.");
+    else if (span == 1 && !keptBecause(data.layerDetail(column)).isEmpty())
+        body += QLatin1Char('\n') + MapCellText::tr("The run file keeps this step's layers in full: %1.")
+                                        .arg(keptBecause(data.layerDetail(column)));
     return MapCellText::tr("%1, %2\n%3").arg(head, steps, body);
 }
 

@@ -1,6 +1,7 @@
 #include "widgets/plot_panel.h"
 
 #include "run/run_store.h"
+#include "run/stretch_read.h"
 
 #include <QCheckBox>
 #include <QEvent>
@@ -13,6 +14,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace nanscope {
 
@@ -55,10 +57,7 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
             if ((e->buttons() & Qt::LeftButton) && (e->position().toPoint() - pressPos_).manhattanLength() > 3)
                 followRun_ = false;
         });
-        connect(plots_[i], &QCustomPlot::mouseDoubleClick, this, [this] {
-            followRun_ = true;
-            fitSteps();
-        });
+        connect(plots_[i], &QCustomPlot::mouseDoubleClick, this, &PlotPanel::fitRun);
         connect(plots_[i], &QCustomPlot::mouseRelease, this, [this, i](QMouseEvent *e) {
             // A click without a drag selects that step everywhere; a drag pans.
             if (e->button() == Qt::LeftButton && (e->position().toPoint() - pressPos_).manhattanLength() <= 3)
@@ -89,10 +88,7 @@ PlotPanel::PlotPanel(QWidget *parent) : QWidget(parent)
 
     connect(logScale_, &QCheckBox::toggled, this, &PlotPanel::setLogScale);
     connect(logScale_, &QCheckBox::clicked, this, [this] { userChoseScale_ = true; });  // not setChecked()
-    connect(fit_, &QPushButton::clicked, this, [this] {
-        followRun_ = true;
-        fitSteps();
-    });
+    connect(fit_, &QPushButton::clicked, this, &PlotPanel::fitRun);
     retranslate();
 }
 
@@ -154,15 +150,19 @@ void PlotPanel::refresh(const RunStore &store)
         std::max(decadesSpanned(store.series(Series::Loss)), decadesSpanned(store.series(Series::GradNorm))) >
             kAutoLogDecades)
         setLogScale(true);
-    showSeries(loss_, store.series(Series::Loss));
-    showSeries(grad_, store.series(Series::GradNorm));
-    showSeries(clipped_, store.series(Series::GradNormClipped));
-    showSeries(lr_, store.series(Series::LearningRate));
+    const auto shown = [&](Series s) {
+        return withStretch(store.series(s).buckets(), stretch_ ? &stretch_->series(s) : nullptr);
+    };
+    showSeries(loss_, shown(Series::Loss));
+    showSeries(grad_, shown(Series::GradNorm));
+    showSeries(clipped_, shown(Series::GradNormClipped));
+    showSeries(lr_, shown(Series::LearningRate));
     if (store.usesLossScaling()) {
         lossScalePlot()->setVisible(true);
-        showSeries(scale_, store.series(Series::LossScale));
+        showSeries(scale_, shown(Series::LossScale));
         QVector<double> keys, values;
-        for (const SeriesBucket &b : store.skippedSteps().buckets()) {
+        for (const SeriesBucket &b :
+             withStretch(store.skippedSteps().buckets(), stretch_ ? &stretch_->skippedSteps() : nullptr)) {
             keys.push_back(b.firstStep);
             values.push_back(b.max);
         }
@@ -242,6 +242,7 @@ void PlotPanel::fitSteps()
         p->xAxis->setRange(firstStep_, std::max(lastStep_, firstStep_ + 1));
     syncing_ = false;
     replotAll();
+    Q_EMIT stepRangeChanged();
 }
 
 void PlotPanel::syncStepAxes(const QCustomPlot *source)
@@ -255,6 +256,28 @@ void PlotPanel::syncStepAxes(const QCustomPlot *source)
             p->replot(QCustomPlot::rpQueuedReplot);
         }
     syncing_ = false;
+    Q_EMIT stepRangeChanged();
+}
+
+void PlotPanel::fitRun()
+{
+    followRun_ = true;
+    fitSteps();
+}
+
+void PlotPanel::setStretch(const RunStore *stretch) { stretch_ = stretch; }
+
+std::pair<int, int> PlotPanel::shownSteps() const
+{
+    const QCPRange range = lossPlot()->xAxis->range();
+    return {int(std::ceil(range.lower)), int(std::floor(range.upper))};
+}
+
+void PlotPanel::showSteps(int first, int last)
+{
+    followRun_ = false;
+    lossPlot()->xAxis->setRange(first, std::max(last, first + 1));  // the others follow
+    replotAll();
 }
 
 // Marks are added, never rebuilt: the store only appends (and drops the oldest past its cap).

@@ -6,6 +6,8 @@
 
 #include <QWidget>
 
+#include <utility>
+
 class QCheckBox;
 class QCustomPlot;
 class QPushButton;
@@ -31,6 +33,17 @@ public:
     // naming each; null takes it away. `other` must live until then; refresh() draws it again.
     void setComparison(const RunStore *other, const QString &thisName, const QString &otherName);
     bool comparing() const { return compared_ != nullptr; }
+    // A stretch of the run read back from its file (run/stretch_read.h): its buckets replace the
+    // store's in the steps it covers. Null: the store's alone. `stretch` must live until then.
+    void setStretch(const RunStore *stretch);
+    // Whether the step axis fits the run and follows new steps (false once the user zooms or
+    // pans), and the steps it shows.
+    bool followingRun() const { return followRun_; }
+    std::pair<int, int> shownSteps() const;
+    // Shows steps first..last as a user's zoom would (stops following the run).
+    void showSteps(int first, int last);
+    // Fits the run and follows it again, as Fit or a double-click does.
+    void fitRun();
     void setCursorStep(int step);  // -1 hides the cursor
     int cursorStep() const { return cursorStep_; }
 
@@ -47,6 +60,8 @@ public:
 
 Q_SIGNALS:
     void stepClicked(int step);
+    // The step axis moved: the user zoomed or panned, or it fitted the run again.
+    void stepRangeChanged();
 
 protected:
     void changeEvent(QEvent *event) override;
@@ -63,6 +78,7 @@ private:
     QCustomPlot *plots_[kPlots] = {};
     SeriesGraphs loss_, grad_, clipped_, lr_, scale_;
     const RunStore *compared_ = nullptr;
+    const RunStore *stretch_ = nullptr;
     SeriesGraphs comparedLoss_, comparedGrad_, comparedLr_;
     QCPGraph *skipped_ = nullptr;
     QCheckBox *logScale_ = nullptr;

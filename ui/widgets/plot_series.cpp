@@ -41,11 +41,12 @@ void nameSeries(const SeriesGraphs &g, const QString &name)
     g.markers->setName(QObject::tr("%1 NaN/Inf").arg(name));
 }
 
-void showSeries(const SeriesGraphs &g, const DecimatedSeries &series)
+void showSeries(const SeriesGraphs &g, const DecimatedSeries &series) { showSeries(g, series.buckets()); }
+
+void showSeries(const SeriesGraphs &g, const std::vector<SeriesBucket> &buckets)
 {
     const double height = g.markers->property("markerHeight").toDouble();
     QVector<double> keys, values, markerKeys, markerValues;
-    const auto &buckets = series.buckets();
     keys.reserve(int(buckets.size()) * 2);
     values.reserve(int(buckets.size()) * 2);
     for (const SeriesBucket &b : buckets) {

@@ -2,7 +2,11 @@
 // Step-series plots that show non-finite values instead of dropping them: finite values on a
 // line (the min..max envelope of each bucket once decimated), each bucket holding NaN/±Inf as a
 // red triangle along the top (on a fixed 0..1 second axis).
+#include "nanscope/step_chunk.h"
+
 #include <QColor>
+
+#include <vector>
 
 class QCPGraph;
 class QCustomPlot;
@@ -24,6 +28,7 @@ SeriesGraphs addSeries(QCustomPlot *plot, const QColor &colour, double markerHei
 // The legend's name of the line, and of its NaN/Inf markers.
 void nameSeries(const SeriesGraphs &graphs, const QString &name);
 void showSeries(const SeriesGraphs &graphs, const DecimatedSeries &series);
+void showSeries(const SeriesGraphs &graphs, const std::vector<SeriesBucket> &buckets);
 // Fits the value axis to the finite data; the step axis is the caller's.
 void fitValueAxis(QCustomPlot *plot);
 

@@ -66,6 +66,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     buildActions();
     buildReplay();
     buildComparison();
+    buildZoom();
     // First-start layout (a saved one replaces it): the map gets room for a row per layer.
     centre->setSizes({380, 520});
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
@@ -240,6 +241,7 @@ void MainWindow::resetRun()
     controller_.discardCurrentRun();
     replayRunner_->cancel();  // a replay of the run shown before must not land on the next
     stopRecording();
+    dropStretch();
     store_.reset({});
     plots_->clear();
     map_->clear();
@@ -254,6 +256,7 @@ void MainWindow::resetRun()
 void MainWindow::onRunBegun(int)
 {
     replayRunner_->cancel();
+    dropStretch();
     store_.reset(controller_.layers());
     plots_->clear();
     map_->clear();
@@ -294,7 +297,7 @@ void MainWindow::onChunks(const QVector<StepChunkPtr> &chunks)
     showFirstOrigin();
     layerModel_->addChunks(chunks);
     plots_->refresh(store_);
-    map_->refresh(store_);  // the scale's precision comes with the records after the chunks
+    map_->refresh(mapStore());  // the scale's precision comes with the records after the chunks
     if (showingJob())
         rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
@@ -310,7 +313,8 @@ void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
     layerModel_->addRecords(records);
     plots_->refresh(store_);
     map_->setPrecision(lastRecord_->precision);  // as the step ran: mixed precision may change live
-    map_->refresh(store_);
+    map_->refresh(mapStore());
+    renewLiveStretch();
     if (showingJob())
         rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
@@ -336,7 +340,7 @@ void MainWindow::onEvents(const QVector<Event> &events)
     eventView_->scrollToBottom();
     plots_->refresh(store_);
     if (warned)  // records and events arrive in separate batches: mark the map now
-        map_->refresh(store_);
+        map_->refresh(mapStore());
 }
 
 void MainWindow::onState(SessionState state)

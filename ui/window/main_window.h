@@ -23,6 +23,7 @@ class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
 class QTableView;
+class QTimer;
 class QTreeView;
 
 namespace nanscope {
@@ -41,6 +42,7 @@ class PlotPanel;
 class RankStepView;
 class ReplayRunner;
 class RunComparison;
+class StretchLoader;
 class ComparisonPanel;
 
 class MainWindow final : public QMainWindow {
@@ -90,6 +92,11 @@ public:
     void closeComparison();
     RunComparison *comparison() const { return comparison_; }
     ComparisonPanel *comparisonPanel() const { return comparisonPanel_; }
+
+    // Zooming into a stretch of the run (main_window_zoom.cpp): once the plots stop following the
+    // run, the steps they show are read back from the run file at the finest detail that fits
+    // (run/stretch_read.h) and drawn in the plots and the map until they follow the run again.
+    StretchLoader *stretchLoader() const { return stretchLoader_; }
 
     SessionController &controller() { return controller_; }
     const RunStore &store() const { return store_; }
@@ -163,6 +170,13 @@ private:
     void buildReplay();
     void saveStep();
     void replayStep();
+    // Zoom (main_window_zoom.cpp).
+    void buildZoom();
+    void updateStretch();
+    void showStretch();
+    void dropStretch();
+    void renewLiveStretch();  // new steps arrived inside a stretch being shown
+    const RunStore &mapStore() const;  // the stretch shown, or the whole run's store
 
     SessionController controller_;
     RunStore store_;
@@ -210,6 +224,9 @@ private:
     RunComparison *comparison_ = nullptr;
     ComparisonPanel *comparisonPanel_ = nullptr;
     QDockWidget *comparisonDock_ = nullptr;
+    StretchLoader *stretchLoader_ = nullptr;
+    QTimer *stretchTimer_ = nullptr;  // a zoom or a pan settles before its stretch is read
+    QElapsedTimer stretchAge_;
 };
 
 }  // namespace nanscope

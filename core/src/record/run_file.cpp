@@ -305,7 +305,7 @@ StepRecordPtr withChunkLayers(const RunFile &file, const StepRecordPtr &record, 
     StepChunkPtr local;
     StepChunkPtr &chunk = cache ? *cache : local;
     const int index = chunkOfStep(record->step);
-    if (!chunk || chunk->index != index) {
+    if (!chunk || chunk->index != index || chunk->lastStep < record->step) {  // a chunk read while it filled
         const std::vector<StepChunkPtr> read = file.readChunks(index - 1, index + 1, 1, record->run);
         if (read.empty() || read.front()->index != index)
             return record;

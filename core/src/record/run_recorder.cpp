@@ -271,6 +271,7 @@ void RunRecorder::Impl::writeBatch(std::deque<Item> &batch)
             out->heartbeat();
         }
     }
+    out->batchDone();
     db->exec("COMMIT");
     std::lock_guard<std::mutex> lock(mutex);
     stepsWritten += steps;

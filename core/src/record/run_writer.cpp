@@ -93,6 +93,7 @@ void RunWriter::step(const StepRecordPtr &record)
             stayWithinBudget();
         }
         chunk_ = StepChunk(chunk, std::size_t(layerCount_));
+        chunkStepsWritten_ = 0;
     }
     chunk_.add(r);  // every step, kept in full or not: the chunk is what the file keeps of the rest
 
@@ -224,6 +225,7 @@ void RunWriter::capsule(const CapsuleBlob &c)
 void RunWriter::chunkDone()
 {
     writeChunk(db_, chunk_);
+    chunkStepsWritten_ = chunk_.tally.steps;
     const int group = chunk_.index / kCoarseChunkChunks;
     if (coarse_.tally.steps > 0 && coarse_.index != group) {
         writeChunk(db_, coarse_, ChunkLevel::Coarse);
@@ -232,6 +234,14 @@ void RunWriter::chunkDone()
     if (coarse_.tally.steps == 0)
         coarse_ = StepChunk(group, std::size_t(layerCount_));
     coarse_.fold(chunk_);
+}
+
+void RunWriter::batchDone()
+{
+    if (chunk_.tally.steps > 0 && chunk_.tally.steps != chunkStepsWritten_) {
+        writeChunk(db_, chunk_);
+        chunkStepsWritten_ = chunk_.tally.steps;
+    }
 }
 
 void RunWriter::finish(const RunSummary &s)

@@ -30,6 +30,10 @@ public:
     void event(const Event &event);
     void finish(const RunSummary &summary);  // also writes the last chunk, however short
     void heartbeat();                        // see RunFileInfo::heartbeat
+    // The end of a batch's transaction: the chunk being filled is written with its steps so far,
+    // so that a reader following the file finds the chunk of every step it reads (a thinned step's
+    // layers are its chunk's), and a killed writer's last steps have theirs.
+    void batchDone();
     // A capsule; a model run's first one also embeds the model file, so that the capsule replays
     // where the file is not.
     void capsule(const CapsuleBlob &capsule);
@@ -50,7 +54,8 @@ private:
     std::string embeddedSha_;  // once embedded
     LayerDetailRetention retention_;
     std::unique_ptr<Statement> setDetail_;
-    StepChunk chunk_;  // the steps of the current chunk so far: written once a later chunk begins
+    StepChunk chunk_;  // the steps of the current chunk so far: written at each batch's end, and whole
+    int chunkStepsWritten_ = 0;  // of chunk_, by the last batchDone()
     StepChunk coarse_;  // the complete chunks of the current coarse chunk
 };
 

@@ -1,0 +1,106 @@
+// Zooming into a stretch of a long run (main_window_zoom.cpp): the window opens a run file from its
+// chunks, the user zooms the plots, and the stretch is read back from the file at the finest
+// detail that fits: single steps where the file kept them (the map says why on hover), their
+// chunk's values for thinned steps, chunks for wider stretches; following the run again drops it.
+#include "synthetic_run.h"
+#include "window_runs.h"
+
+#include "widgets/nan_map_view.h"
+#include "widgets/plot_panel.h"
+#include "window/main_window.h"
+#include "window/stretch_loader.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <qcustomplot.h>
+
+using namespace nanscope;
+using namespace nanscope::testing;
+
+namespace {
+
+constexpr int kLayers = 6;
+constexpr int kSteps = 6000;
+constexpr int kNanStep = 3000;  // NaN in the forward output of layers 3.. (synthetic_records.h)
+
+// Points of the loss plot's line at steps first..last.
+int pointsBetween(const QCustomPlot *plot, int first, int last)
+{
+    int n = 0;
+    const QCPGraph *line = plot->graph(0);
+    for (auto it = line->data()->findBegin(first, false); it != line->data()->constEnd() && it->key <= last; ++it)
+        n += it->key >= first;
+    return n;
+}
+
+}  // namespace
+
+class TestZoomWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void zoomReadsTheStretchFromTheFile();
+
+private:
+    QTemporaryDir dir_;
+    QString path_;
+};
+
+void TestZoomWindow::initTestCase()
+{
+    path_ = dir_.filePath(QStringLiteral("long.nsrun"));
+    record(path_, plan(kSteps, {kNanStep}), kLayers, KeepPolicy{});
+}
+
+void TestZoomWindow::zoomReadsTheStretchFromTheFile()
+{
+    MainWindow w;
+    w.resize(1200, 800);
+    w.setOpenChunkedAbove(0);
+    QVERIFY(runToEnd(w, [&] { QVERIFY(w.openRun(path_, false)); }));
+    NanMapView &map = *w.nanMap();
+    PlotPanel &plots = *w.plots();
+    // Opened from its chunks: a column and a bucket a chunk.
+    QCOMPARE(map.columnCount(), 94);
+    QVERIFY(pointsBetween(plots.lossPlot(), 2990, 3010) <= 2);  // the chunk from 3008 on: its min and max
+    QSignalSpy loaded(w.stretchLoader(), &StretchLoader::loaded);
+
+    plots.showSteps(2990, 3010);
+    QVERIFY(loaded.wait(20000));
+    QCOMPARE(map.columnCount(), 21);
+    QCOMPARE(w.stretchLoader()->level(), StretchLevel::Steps);
+    QVERIFY(pointsBetween(plots.lossPlot(), 2990, 3010) >= 20);  // a point a step (NaN steps are markers)
+    QVERIFY(map.shownValue(4, kNanStep) > 0);                 // the NaN cell
+    QCOMPARE(map.shownValue(1, kNanStep), 0.0);
+    QVERIFY(map.originOutlined());
+    const int row = rowOfLayer(map.rows(), 2);
+    const auto column = [&](int step) {
+        for (int c = 0; c < map.columnCount(); ++c)
+            if (map.describeCell(row, c).contains(QStringLiteral("step %1\n").arg(step)))
+                return c;
+        return -1;
+    };
+    QVERIFY2(map.describeCell(row, column(2995)).contains(QLatin1String("leads up to a non-finite step")),
+             qPrintable(map.describeCell(row, column(2995))));
+    QVERIFY2(map.describeCell(row, column(3001)).contains(QLatin1String("kept no layer detail")),
+             qPrintable(map.describeCell(row, column(3001))));
+    QVERIFY(map.describeCell(row, column(3008)).contains(QLatin1String("regular sample")));
+
+    // Wider: chunks, said on hover.
+    plots.showSteps(1000, 5000);
+    QVERIFY(loaded.wait(20000));
+    QCOMPARE(w.stretchLoader()->level(), StretchLevel::Chunks);
+    QCOMPARE(map.columnCount(), 5056 / 64 - 960 / 64);
+    QVERIFY(map.describeCell(row, 0).contains(QLatin1String("run file's chunks")));
+
+    // Following the run again shows the whole run's store.
+    plots.fitRun();
+    QTRY_COMPARE_WITH_TIMEOUT(map.columnCount(), 94, 5000);
+    QVERIFY(!w.stretchLoader()->store());
+    QVERIFY(pointsBetween(plots.lossPlot(), 2990, 3010) <= 2);
+}
+
+QTEST_MAIN(TestZoomWindow)
+#include "tst_zoom_window.moc"
