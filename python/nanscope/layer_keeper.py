@@ -53,14 +53,19 @@ class LayerKeeper:
         self._writer.write(f"INSERT INTO steps ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                            [tuple(row.values())])
         self._keep(decisions, written=facts.step)
-        now = time.monotonic()
-        if now >= self._next_partial:
-            self._write_rows(self._chunk.rows())
-            self._next_partial = now + COMMIT_INTERVAL_S
+        if time.monotonic() >= self._next_partial:
+            self.write_filling_chunk()
 
     def event(self, kind: str, step: int) -> None:
         """An event written: a warning or a first non-finite step keeps its lead-up."""
         self._keep(self.retention.event(kind, step), written=-1)
+
+    def write_filling_chunk(self) -> None:
+        """The chunk being filled, with its steps so far (the next commit's): a follower reads a
+        thinned step with its chunk's layers at once."""
+        if self._chunk.steps:
+            self._write_rows(self._chunk.rows())
+        self._next_partial = time.monotonic() + COMMIT_INTERVAL_S
 
     def finish(self) -> None:
         """The last chunk and coarse chunk, however short."""

@@ -306,6 +306,16 @@ class Recorder:
         }
         return fmt.keyed(fmt.SUMMARY_KEYS, values, "summary")
 
+    def flush(self) -> None:
+        """Returns once every step recorded so far is committed to the file, with the chunk being
+        filled: a reader (``nanscope FILE``, ``sqlite3``) sees all of them. The writer commits on its
+        own every quarter second; this is for a script that reads its own file as it trains."""
+        if self._closed or self._writer is None:
+            return
+        if self._keeper is not None:
+            self._keeper.write_filling_chunk()
+        self._writer.flush()
+
     def close(self, error: Optional[str] = None) -> None:
         """Writes the summary and ``finished``, commits, and removes every hook. Safe to call twice."""
         if self._closed:

@@ -151,3 +151,28 @@ def test_a_bad_keep_is_refused(tmp_path: Path, keep: Any, error: type) -> None:
     with pytest.raises(error, match="keep"):
         nanscope.record(model, tmp_path / "bad.nsrun", keep=keep)
     assert not (tmp_path / "bad.nsrun").exists()
+
+
+def test_a_file_being_written_holds_its_filling_chunk(tmp_path: Path) -> None:
+    """A follower reading the file mid-run finds the chunk of the newest steps, thinned or not: the
+    C++ reader fills a thinned step's layers from it (``withChunkLayers``)."""
+    path = tmp_path / "filling.nsrun"
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(16, 4), torch.randint(0, 3, (16,))
+    with nanscope.record(model, path, optimizer=optimizer) as rec:
+        for step in range(1100):
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            rec.step(loss)
+            if step in (1093, 1099):
+                rec.flush()
+                # Chunk 17 holds steps 1088.. so far, each folded in.
+                assert query(path, "SELECT first_step, last_step, steps FROM chunks WHERE chunk = 17") == \
+                    [(1088, step, step - 1087)]
+                assert query(path, "SELECT layer_detail FROM steps WHERE step = ?", step) == [("none",)]
+                assert query(path, "SELECT count(*) FROM chunk_layers WHERE chunk = 17")[0][0] == len(rec.layers)
+    assert query(path, "SELECT last_step, steps FROM chunks WHERE chunk = 17") == [(1099, 12)]
