@@ -63,9 +63,11 @@ int runGuiBench(const QStringList &args)
                             QStringLiteral("FILE.nsrun"));
     QCommandLineOption noSteps(QStringLiteral("no-steps"),
                                QStringLiteral("with --open: not step by step (a file too long for it)"));
+    QCommandLineOption zoom(QStringLiteral("zoom"),
+                            QStringLiteral("with --open: time zooms into stretches read back at each level instead"));
     QCommandLineOption rounds(QStringLiteral("rounds"), QStringLiteral("rounds of --open"), QStringLiteral("N"),
                               QStringLiteral("3"));
-    parser.addOptions({rate, seconds, steps, fastRate, layers, open, rounds, noSteps});
+    parser.addOptions({rate, seconds, steps, fastRate, layers, open, rounds, noSteps, zoom});
     parser.setApplicationDescription(QStringLiteral("nanscope gui-bench: feeds the window (offscreen) synthetic "
                                                     "records and measures its event loop's latency and memory"));
     const QCommandLineOption help = parser.addHelpOption();
@@ -83,7 +85,7 @@ int runGuiBench(const QStringList &args)
             std::fprintf(stderr, "nanscope gui-bench: --rounds must be positive\n");
             return 2;
         }
-        return runOpenBench(parser.value(open), n, !parser.isSet(noSteps));
+        return runOpenBench(parser.value(open), n, !parser.isSet(noSteps), parser.isSet(zoom));
     }
     const int slowRate = parser.value(rate).toInt(), fast = parser.value(fastRate).toInt();
     const int total = parser.value(steps).toInt(), layerCount = parser.value(layers).toInt();

@@ -10,7 +10,7 @@ namespace nanscope {
 
 // Needs a QApplication. Returns the process exit code; prints to stdout, errors to stderr.
 int runGuiBench(const QStringList &args);
-// `gui-bench --open FILE.nsrun [--rounds N] [--no-steps]` (gui_bench_open.cpp).
-int runOpenBench(const QString &path, int rounds, bool stepByStep = true);
+// `gui-bench --open FILE.nsrun [--rounds N] [--no-steps] [--zoom]` (gui_bench_open.cpp).
+int runOpenBench(const QString &path, int rounds, bool stepByStep = true, bool zoom = false);
 
 }  // namespace nanscope

@@ -1,15 +1,19 @@
 // `nanscope gui-bench --open FILE.nsrun`: how long the window takes to open a run file and draw
 // it, from its coarse chunks (as it opens a very long run), from its chunks (as it opens a long
-// run) and step by step, side by side in one process.
+// run) and step by step, side by side in one process; with --zoom, how long a zoom into a stretch
+// takes to be read back and drawn, at each level.
 #include "window/gui_bench.h"
 
+#include "widgets/plot_panel.h"
 #include "window/main_window.h"
+#include "window/stretch_loader.h"
 
 #include "nanscope/run_file.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
 
 #include <algorithm>
 #include <cstdio>
@@ -55,9 +59,83 @@ void printMode(const char *what, const std::vector<double> &ms, long long shown)
                 *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), shown);
 }
 
+// The process's peak resident memory (VmHWM), MiB.
+double peakResidentMiB()
+{
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("VmHWM:"))
+            return line.mid(6).trimmed().split(' ').value(0).toDouble() / 1024.0;
+    return 0;
+}
+
+// Zooms into `rounds` stretches of `width` steps spread over the run; milliseconds each, from the
+// zoom to the stretch drawn.
+std::vector<double> zoomAndDraw(MainWindow &window, const RunFileStats &stats, int width, int rounds)
+{
+    std::vector<double> ms;
+    int loaded = 0;
+    bool failed = false;
+    const QMetaObject::Connection counting =
+        QObject::connect(window.stretchLoader(), &StretchLoader::loaded, &window, [&loaded] { ++loaded; });
+    const QMetaObject::Connection failing = QObject::connect(
+        window.stretchLoader(), &StretchLoader::failed, &window, [&failed](const QString &message) {
+            std::fprintf(stderr, "nanscope gui-bench: %s\n", qPrintable(message));
+            failed = true;
+        });
+    const long long span = std::max(0LL, static_cast<long long>(stats.lastStep - stats.firstStep + 1) - width);
+    for (int i = 0; i < rounds; ++i) {
+        const int first = stats.firstStep + int(span * (i + 1) / (rounds + 1));
+        QElapsedTimer clock;
+        clock.start();
+        const int before = loaded;
+        window.plots()->showSteps(first, first + width - 1);
+        while (loaded == before && !failed)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        if (failed)
+            break;
+        window.grab();
+        ms.push_back(double(clock.nsecsElapsed()) / 1e6);
+    }
+    QObject::disconnect(counting);
+    QObject::disconnect(failing);
+    return ms;
+}
+
+int runZoomBench(const QString &path, const RunFileStats &stats, int rounds)
+{
+    MainWindow window;
+    window.show();
+    bool ended = false;
+    QObject::connect(&window, &MainWindow::runEnded, &window, [&ended] { ended = true; });
+    if (!window.openRun(path, false))
+        return 1;
+    while (!ended)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    const std::size_t layers = std::size_t(stats.layers);
+    const int steps = int(std::min<std::size_t>(2048, 4 * stretchMapColumns(layers)));
+    const int widths[] = {steps, steps * kChunkSteps, int(std::min<std::int64_t>(stats.steps / 2, 512LL * kCoarseChunkSteps))};
+    const char *names[] = {"single steps:", "chunks:", "coarse chunks:"};
+    std::printf("gui-bench --open --zoom: %s, %lld steps x %d layers, %d zooms a level (median of each)\n",
+                qPrintable(path), static_cast<long long>(stats.steps), stats.layers, rounds);
+    for (int level = 0; level < 3; ++level) {
+        if (widths[level] > stats.steps / 2)
+            continue;  // the run is too short for a stretch of this level
+        const std::vector<double> ms = zoomAndDraw(window, stats, widths[level], rounds);
+        if (ms.empty())
+            continue;
+        std::printf("zoom into %8d steps, %-14s %8.1f ms (min %.1f, max %.1f)\n", widths[level], names[level],
+                    median(ms), *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()));
+    }
+    std::printf("peak resident memory: %.0f MiB\n", peakResidentMiB());
+    return 0;
+}
+
 }  // namespace
 
-int runOpenBench(const QString &path, int rounds, bool stepByStep)
+int runOpenBench(const QString &path, int rounds, bool stepByStep, bool zoom)
 {
     RunFileStats stats;
     try {
@@ -66,6 +144,8 @@ int runOpenBench(const QString &path, int rounds, bool stepByStep)
         std::fprintf(stderr, "nanscope gui-bench: %s\n", e.what());
         return 1;
     }
+    if (zoom)
+        return runZoomBench(path, stats, rounds);
     std::vector<double> coarse, chunked, stepwise;
     long long shownCoarse = 0, shownChunked = 0, shownStepwise = 0;
     for (int i = 0; i < rounds; ++i) {  // interleaved, so a busy machine slows them alike
