@@ -382,7 +382,32 @@ void TestKeepPolicy::aFileBeingWrittenHoldsItsFillingChunk()
     QCOMPARE(withChunkLayers(f, steps[0], &cache)->layers[1].forward.absMax,
              syntheticStepRecord(0, 1120, layers, false)->layers[1].forward.absMax);
     QCOMPARE(cache->lastStep, 1120);
+
+    // A follower (the window's player) gets the newest thinned steps with their chunk's layers.
+    RunCollector c;
+    RecordedRunOptions follow;
+    follow.pollMs = 20;
+    RecordedRun run(path.toStdString(), follow);
+    run.addObserver(&c);
+    run.start();
+    const auto received = [&c] {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        return int(c.records.size());
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(received(), 1121, 20000);
+    writeUpTo(1121, 1130);
+    QTRY_COMPARE_WITH_TIMEOUT(received(), 1131, 20000);
+    RunSummary summary;
+    summary.stepsRun = 1131;
+    summary.finished = true;
+    recorder.runFinished(summary);
     recorder.close();
+    QVERIFY(run.wait(20000));
+    run.removeObserver(&c);
+    for (int s : {1099, 1121, 1125, 1130}) {
+        QCOMPARE(c.records[std::size_t(s)]->layerDetail, LayerDetail::None);
+        QCOMPARE(int(c.records[std::size_t(s)]->layers.size()), layers);
+    }
 }
 
 // A capsule asked for a healthy step past the first 1,024: the step keeps its layers (replay
