@@ -11,6 +11,7 @@
 #include "nanscope/allocator.h"
 #include "nanscope/input_shape.h"
 #include "nanscope/job_folder.h"
+#include "nanscope/keep_policy.h"
 #include "nanscope/run_file.h"
 #include "nanscope/scenario.h"
 #include "nanscope/version.h"
@@ -35,6 +36,10 @@ struct GuiOptions {
                                 QStringLiteral("ID"), QStringLiteral("large-lr-mse")};
     QCommandLineOption autostart{QStringLiteral("autostart"), QStringLiteral("start the run at once")};
     QCommandLineOption steps{QStringLiteral("steps"), QStringLiteral("steps to run"), QStringLiteral("N")};
+    QCommandLineOption keep{QStringLiteral("keep"),
+                            QStringLiteral("what the run files the window records keep of each layer's health: all, "
+                                           "auto (the default) or a budget such as 2GiB, as `nanscope run --keep`"),
+                            QStringLiteral("POLICY"), QStringLiteral("auto")};
     QCommandLineOption screenshot{QStringLiteral("screenshot"),
                                   QStringLiteral("after the run, save the window to FILE.png and exit"),
                                   QStringLiteral("FILE")};
@@ -77,7 +82,8 @@ struct GuiOptions {
                 .arg(QString::fromStdString(nanscope::cli::subcommandList())));
         parser.addHelpOption();
         parser.addOptions(
-            {scenario, autostart, steps, screenshot, model, inputShape, loss, map, compare, language, fix, dock, version});
+            {scenario, autostart, steps, keep, screenshot, model, inputShape, loss, map, compare, language, fix, dock,
+             version});
         parser.addPositionalArgument(QStringLiteral("[FILE.pt|FILE.nsrun|FOLDER]"),
                                      QStringLiteral("a model (the same as --model FILE.pt), a recorded run to open "
                                                     "(also: nanscope open FILE.nsrun), or a job's run folder"));
@@ -173,6 +179,11 @@ int runGui(int argc, char **argv)
                                    "(with --compare), got '%1'")
                         .arg(parser.value(options.map)));
 
+    const std::optional<nanscope::KeepPolicy> keep = nanscope::parseKeepPolicy(parser.value(options.keep).toStdString());
+    if (!keep)
+        return fail(QStringLiteral("--keep is all, auto or a size such as 2GiB or 500MiB, got '%1'")
+                        .arg(parser.value(options.keep)));
+
     const QString language = nanscope::startupLanguage(parser.value(options.language));
     if (!nanscope::setLanguage(language, /*keep=*/false))  // kept only when chosen in View › Language
         return fail(QStringLiteral("--language is %1, got '%2'")
@@ -191,6 +202,7 @@ int runGui(int argc, char **argv)
         return 1;
     }
     nanscope::MainWindow window;
+    window.setRecordingKeep(*keep);
     window.selectScenario(parser.value(options.scenario));
     window.nanMap()->setMeasure(*measure);
     if (!modelFile.isEmpty() && shape) {

@@ -289,7 +289,7 @@ void TestCli::fixIsRefusedWhereItDoesNotApply()
     QVERIFY2(o.err.contains(message), qPrintable(o.err));
 }
 
-// The window's --fix and --dock, as screenshots and a teacher's scripts use them.
+// The window's --fix and --dock, as screenshots and a teacher's scripts use them, and its --keep.
 void TestCli::windowOptionsForAClassroom_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -302,6 +302,9 @@ void TestCli::windowOptionsForAClassroom_data()
                                        << "nanscope: --fix: scenario 'large-lr-mse' has no fix of its own";
     QTest::newRow("unknown dock") << QStringList{"--dock", "nowhere"} << 2
                                   << "nanscope: --dock is origin, lesson, ranks or comparison, got 'nowhere'";
+    QTest::newRow("a keep policy") << QStringList{"--keep", "all", "--steps", "3"} << 0 << QString();
+    QTest::newRow("a bad keep policy") << QStringList{"--keep", "most"} << 2
+                                       << "nanscope: --keep is all, auto or a size such as 2GiB or 500MiB, got 'most'";
 }
 
 void TestCli::windowOptionsForAClassroom()

@@ -85,6 +85,10 @@ public:
     QStringList recentRuns() const;
     // Where the window records the runs it trains (the newest kRecordedRunsKept are kept).
     static QString runsFolder();
+    // What those files keep of each layer's health (`auto` unless set; `nanscope --keep`); from
+    // the next run on.
+    void setRecordingKeep(const KeepPolicy &keep) { recordingKeep_ = keep; }
+    const KeepPolicy &recordingKeep() const { return recordingKeep_; }
 
     // A second run beside this one (main_window_compare.cpp): read on a thread, then drawn dashed
     // over the plots with the Comparison dock; a file that cannot be read gets a message box.
@@ -219,6 +223,7 @@ private:
     QFont normalFont_;
     std::unique_ptr<RunRecorder> recorder_;  // of the live run, observing the controller's source
     QString runFile_;
+    KeepPolicy recordingKeep_;
     QMenu *recentMenu_ = nullptr;
     ReplayRunner *replayRunner_ = nullptr;
     RunComparison *comparison_ = nullptr;

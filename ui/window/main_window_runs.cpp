@@ -62,6 +62,7 @@ void MainWindow::recordLiveRun()
                          QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")) +
                          QLatin1Char('-') + controls_->runName() + QString::fromLatin1(kRunFileExtension);
     RecorderOptions options;
+    options.keep = recordingKeep_;
     options.onError = [this](const std::string &message) {  // the writer's thread
         const QString text = QString::fromStdString(message);
         QMetaObject::invokeMethod(

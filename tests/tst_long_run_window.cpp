@@ -1,7 +1,8 @@
-// Zooming into a stretch of a long run (main_window_zoom.cpp): the window opens a run file from its
-// chunks, the user zooms the plots, and the stretch is read back from the file at the finest
-// detail that fits: single steps where the file kept them (the map says why on hover), their
-// chunk's values for thinned steps, chunks for wider stretches; following the run again drops it.
+// Long runs in the window. Zooming into a stretch (main_window_zoom.cpp): the window opens a run
+// file from its chunks, the user zooms the plots, and the stretch is read back from the file at
+// the finest detail that fits: single steps where the file kept them (the map says why on hover),
+// their chunk's values for thinned steps, chunks for wider stretches; following the run again
+// drops it. The keep policy of the files the window records (`nanscope --keep`).
 #include "synthetic_run.h"
 #include "window_runs.h"
 
@@ -9,6 +10,8 @@
 #include "widgets/plot_panel.h"
 #include "window/main_window.h"
 #include "window/stretch_loader.h"
+
+#include "nanscope/run_file.h"
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -37,24 +40,26 @@ int pointsBetween(const QCustomPlot *plot, int first, int last)
 
 }  // namespace
 
-class TestZoomWindow : public QObject {
+class TestLongRunWindow : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase();
     void zoomReadsTheStretchFromTheFile();
+    void recordedRunsKeepWhatTheWindowChose_data();
+    void recordedRunsKeepWhatTheWindowChose();
 
 private:
     QTemporaryDir dir_;
     QString path_;
 };
 
-void TestZoomWindow::initTestCase()
+void TestLongRunWindow::initTestCase()
 {
     path_ = dir_.filePath(QStringLiteral("long.nsrun"));
     record(path_, plan(kSteps, {kNanStep}), kLayers, KeepPolicy{});
 }
 
-void TestZoomWindow::zoomReadsTheStretchFromTheFile()
+void TestLongRunWindow::zoomReadsTheStretchFromTheFile()
 {
     MainWindow w;
     w.resize(1200, 800);
@@ -102,5 +107,28 @@ void TestZoomWindow::zoomReadsTheStretchFromTheFile()
     QVERIFY(pointsBetween(plots.lossPlot(), 2990, 3010) <= 2);
 }
 
-QTEST_MAIN(TestZoomWindow)
-#include "tst_zoom_window.moc"
+void TestLongRunWindow::recordedRunsKeepWhatTheWindowChose_data()
+{
+    QTest::addColumn<QString>("keep");
+    QTest::addColumn<bool>("all");
+    QTest::newRow("auto, the default") << QString() << false;
+    QTest::newRow("all") << QStringLiteral("all") << true;
+}
+
+void TestLongRunWindow::recordedRunsKeepWhatTheWindowChose()
+{
+    QFETCH(QString, keep);
+    QFETCH(bool, all);
+    MainWindow w;
+    if (!keep.isEmpty())
+        w.setRecordingKeep(*parseKeepPolicy(keep.toStdString()));
+    w.selectScenario(QStringLiteral("large-lr-mse"));
+    w.setSteps(5);
+    QVERIFY(runToEnd(w, [&] { QVERIFY(w.startRun()); }));
+    const RunFileInfo info = RunFile(w.runFile().toStdString()).info();
+    QCOMPARE(info.keep.keepAll, all);
+    QCOMPARE(QString::fromStdString(keepPolicyName(info.keep)), keep.isEmpty() ? QStringLiteral("auto") : keep);
+}
+
+QTEST_MAIN(TestLongRunWindow)
+#include "tst_long_run_window.moc"
