@@ -37,6 +37,7 @@ int useRankGpu(const DataParallel &job)
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 namespace nanscope {
 
@@ -165,10 +166,16 @@ void RankGroup::lost(const std::exception &e, const char *what)
     // gone is named.
     const std::string host = hostName();
     std::string gone;
-    for (int r = 0; r < world_; ++r)
-        if (r != rank_ && std::size_t(r) < impl_->pids.size() && impl_->hosts[std::size_t(r)] == host &&
-            processGone(impl_->pids[std::size_t(r)]))
-            gone += (gone.empty() ? "" : ", ") + std::to_string(r);
+    // A killed process closes its sockets before it is a zombie: the broken connection can come
+    // first, so a rank that is not gone yet gets a moment to be.
+    for (int attempt = 0; attempt < 20 && gone.empty(); ++attempt) {
+        if (attempt > 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        for (int r = 0; r < world_; ++r)
+            if (r != rank_ && std::size_t(r) < impl_->pids.size() && impl_->hosts[std::size_t(r)] == host &&
+                processGone(impl_->pids[std::size_t(r)]))
+                gone += (gone.empty() ? "" : ", ") + std::to_string(r);
+    }
     const std::string who = gone.empty() ? std::string("a rank of the job stopped answering")
                                          : "rank " + gone + " vanished (its process is gone)";
     throw RankGroupError(who + " during " + what + ": " + firstLine(e.what()));
