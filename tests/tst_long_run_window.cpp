@@ -45,6 +45,7 @@ class TestLongRunWindow : public QObject {
 private slots:
     void initTestCase();
     void zoomReadsTheStretchFromTheFile();
+    void aLiveRunZoomsIntoItsOwnFile();
     void recordedRunsKeepWhatTheWindowChose_data();
     void recordedRunsKeepWhatTheWindowChose();
 
@@ -105,6 +106,28 @@ void TestLongRunWindow::zoomReadsTheStretchFromTheFile()
     QTRY_COMPARE_WITH_TIMEOUT(map.columnCount(), 94, 5000);
     QVERIFY(!w.stretchLoader()->store());
     QVERIFY(pointsBetween(plots.lossPlot(), 2990, 3010) <= 2);
+}
+
+// The window trains and records at once: a zoom while it trains reads the steps shown from the file
+// being written (flushed first), and the run goes on to its end.
+void TestLongRunWindow::aLiveRunZoomsIntoItsOwnFile()
+{
+    MainWindow w;
+    w.selectScenario(QStringLiteral("safe-training"));
+    w.setSteps(2000);
+    QSignalSpy ended(&w, &MainWindow::runEnded);
+    QSignalSpy loaded(w.stretchLoader(), &StretchLoader::loaded);
+    QVERIFY(w.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() >= 60, 60000);
+    w.plots()->showSteps(10, 50);
+    QVERIFY(loaded.wait(20000));
+    QCOMPARE(w.nanMap()->columnCount(), 41);
+    QCOMPARE(w.stretchLoader()->firstStep(), 10);
+    QVERIFY(ended.wait(120000));
+    QCOMPARE(w.recordsShown(), 2000);
+    QCOMPARE(w.nanMap()->columnCount(), 41);  // still zoomed in
+    w.plots()->fitRun();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.stretchLoader()->store(), 5000);
 }
 
 void TestLongRunWindow::recordedRunsKeepWhatTheWindowChose_data()
