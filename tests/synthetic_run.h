@@ -55,4 +55,13 @@ inline Plan plan(int steps, std::set<int> nonFinite, std::set<int> warnings = {}
     return {steps, std::move(nonFinite), std::move(warnings), std::move(controls)};
 }
 
+// A run long enough to be opened from its chunks (94 of them), with one non-finite step in the
+// middle: NaN in the forward output of layers 3.. (synthetic_records.h), recorded under `auto`.
+struct LongRun {
+    static constexpr int kLayers = 6;
+    static constexpr int kSteps = 6000;
+    static constexpr int kNanStep = 3000;
+    static void record(const QString &path) { testing::record(path, plan(kSteps, {kNanStep}), kLayers, KeepPolicy{}); }
+};
+
 }  // namespace nanscope::testing

@@ -24,9 +24,7 @@ using namespace nanscope::testing;
 
 namespace {
 
-constexpr int kLayers = 6;
-constexpr int kSteps = 6000;
-constexpr int kNanStep = 3000;  // NaN in the forward output of layers 3.. (synthetic_records.h)
+constexpr int kNanStep = LongRun::kNanStep;
 
 // Points of the loss plot's line at steps first..last.
 int pointsBetween(const QCustomPlot *plot, int first, int last)
@@ -57,7 +55,7 @@ private:
 void TestLongRunWindow::initTestCase()
 {
     path_ = dir_.filePath(QStringLiteral("long.nsrun"));
-    record(path_, plan(kSteps, {kNanStep}), kLayers, KeepPolicy{});
+    LongRun::record(path_);
 }
 
 void TestLongRunWindow::zoomReadsTheStretchFromTheFile()

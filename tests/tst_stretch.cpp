@@ -15,9 +15,9 @@ using namespace nanscope::testing;
 
 namespace {
 
-constexpr int kLayers = 6;
-constexpr int kSteps = 6000;
-constexpr int kNanStep = 3000;  // NaN in the forward output of layers 3.. (synthetic_records.h)
+constexpr int kLayers = LongRun::kLayers;
+constexpr int kSteps = LongRun::kSteps;
+constexpr int kNanStep = LongRun::kNanStep;
 
 SeriesBucket bucket(int first, int last, double value)
 {
@@ -52,7 +52,7 @@ private:
 void TestStretch::initTestCase()
 {
     path_ = dir_.filePath(QStringLiteral("long.nsrun"));
-    record(path_, plan(kSteps, {kNanStep}), kLayers, KeepPolicy{});
+    LongRun::record(path_);
     whole_.reset(syntheticLayers(kLayers));
 }
 
