@@ -150,19 +150,27 @@ void PlotPanel::refresh(const RunStore &store)
         std::max(decadesSpanned(store.series(Series::Loss)), decadesSpanned(store.series(Series::GradNorm))) >
             kAutoLogDecades)
         setLogScale(true);
-    const auto shown = [&](Series s) {
-        return withStretch(store.series(s).buckets(), stretch_ ? &stretch_->series(s) : nullptr);
+    // A zoomed stretch's buckets replace the store's where it has them (the store's alone, uncopied,
+    // otherwise: this runs at every refresh).
+    const auto show = [&](const SeriesGraphs &graphs, Series s) {
+        if (stretch_)
+            showSeries(graphs, withStretch(store.series(s).buckets(), &stretch_->series(s)));
+        else
+            showSeries(graphs, store.series(s));
     };
-    showSeries(loss_, shown(Series::Loss));
-    showSeries(grad_, shown(Series::GradNorm));
-    showSeries(clipped_, shown(Series::GradNormClipped));
-    showSeries(lr_, shown(Series::LearningRate));
+    show(loss_, Series::Loss);
+    show(grad_, Series::GradNorm);
+    show(clipped_, Series::GradNormClipped);
+    show(lr_, Series::LearningRate);
     if (store.usesLossScaling()) {
         lossScalePlot()->setVisible(true);
-        showSeries(scale_, shown(Series::LossScale));
+        show(scale_, Series::LossScale);
+        std::vector<SeriesBucket> spliced;
+        const std::vector<SeriesBucket> *skipped = &store.skippedSteps().buckets();
+        if (stretch_)
+            skipped = &(spliced = withStretch(*skipped, &stretch_->skippedSteps()));
         QVector<double> keys, values;
-        for (const SeriesBucket &b :
-             withStretch(store.skippedSteps().buckets(), stretch_ ? &stretch_->skippedSteps() : nullptr)) {
+        for (const SeriesBucket &b : *skipped) {
             keys.push_back(b.firstStep);
             values.push_back(b.max);
         }
