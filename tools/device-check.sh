@@ -2,8 +2,8 @@
 # On a machine with an NVIDIA GPU and a pip torch but no Qt: build the core, the headless command
 # line and the Qt-free programs of tools/check against the LibTorch inside that torch, run the test
 # suites' CUDA cases (nanscope_cuda_cases), every scenario on CUDA in fp32 and fp16, a data-parallel
-# job on the GPU(s), and print the results and the benchmark ratios. Meant to finish within 10
-# minutes.
+# job on the GPU(s), the Python recorder's cost and host syncs a step, and print the results and
+# the benchmark ratios. Meant to finish within 10 minutes.
 #
 #   tools/device-check.sh [--device cuda|cpu] [--steps N] [--no-bench] [--no-ranks] [--jobs N] [--build DIR]
 #
@@ -122,6 +122,12 @@ scenarios() {  # "precision [nanscope_check's own flags]"
 if [ "$device" = cuda ]; then
   # The test suites' CUDA cases, each value compared (PASS/FAIL lines): real autocast, the scaler.
   stage "the CUDA test cases" 180 "$build/tools/check/nanscope_cuda_cases"
+  if [ "$bench" = 1 ]; then
+    # The Python recorder beside a plain loop and the per-layer isnan recipe, and the host
+    # synchronisations a step of each: the recipe's grow with the modules, the recorder's must not.
+    stage "the Python recorder on cuda: cost and host syncs a step" 180 env PYTHONPATH="$root/python" \
+      "${PYTHON:-python3}" "$root/python/benchmarks/bench_recorder.py" --device cuda --rounds 5 --steps 20 --syncs
+  fi
 fi
 scenarios fp32
 if [ "$ranks" = 1 ]; then

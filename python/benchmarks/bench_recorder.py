@@ -1,7 +1,7 @@
 """The Python recorder's cost, side by side with a plain loop and the common per-layer isnan recipe.
 
 Usage: PYTHONPATH=python python3 python/benchmarks/bench_recorder.py [--rounds R] [--steps S]
-       [--models mlp,cnn,deep] [--device cpu|cuda] [--threads T]
+       [--models mlp,cnn,deep] [--device cpu|cuda] [--threads T] [--ops] [--syncs]
 
 For each model (an MLP, a small CNN, a deep stack of 24 Linear+Tanh), each round times S training
 steps three ways, interleaved so that machine noise reaches each alike:
@@ -12,6 +12,9 @@ steps three ways, interleaved so that machine noise reaches each alike:
   ops       (with --ops) the recorder with ops=True, which checks every op (a tenth of the steps).
 Prints the median milliseconds a step of each and the ratios isnan/plain and recorder/plain, and
 recorder/isnan. One process, one thread by default (--threads), as `nanscope bench` measures.
+With --syncs on CUDA it also counts the host synchronisations a step of each (CUDA's sync debug
+mode, which warns on every implicit one): the recipe's grow with the model's modules, the
+recorder's must not (one read a step).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from typing import Callable, Dict, List, Tuple
 
 import torch
@@ -78,6 +82,37 @@ def isnan_hooks(model: nn.Module) -> List[torch.utils.hooks.RemovableHandle]:
     return [m.register_forward_hook(check) for m in model.modules()]
 
 
+def syncs_per_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+                   steps: int, rec: "nanscope.Recorder | None" = None) -> float:
+    """Implicit host synchronisations a step (CUDA only), as the sync debug mode reports them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            time_steps(model, optimizer, x, y, steps, rec)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    return sum("synchroniz" in str(w.message) for w in caught) / steps
+
+
+def count_syncs(name: str, steps: int, folder: str) -> Dict[str, float]:
+    """Host synchronisations a step of the plain loop, the recipe and the recorder, on CUDA."""
+    torch.manual_seed(0)
+    model, x, y = MODELS[name]()
+    model, x, y = model.cuda(), x.cuda(), y.cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    time_steps(model, optimizer, x, y, 2)  # warm up
+    syncs = {"plain": syncs_per_step(model, optimizer, x, y, steps)}
+    handles = isnan_hooks(model)
+    syncs["isnan"] = syncs_per_step(model, optimizer, x, y, steps)
+    for h in handles:
+        h.remove()
+    with nanscope.record(model, os.path.join(folder, f"{name}-syncs.nsrun"), optimizer=optimizer) as rec:
+        syncs["recorder"] = syncs_per_step(model, optimizer, x, y, steps, rec)
+    syncs["modules"] = float(len(list(model.modules())))
+    return syncs
+
+
 def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: bool = False) -> Dict[str, float]:
     torch.manual_seed(0)
     model, x, y = MODELS[name]()
@@ -108,7 +143,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--ops", action="store_true", help="also time ops=True (a tenth of the steps)")
+    parser.add_argument("--syncs", action="store_true", help="also count host synchronisations a step (CUDA)")
     args = parser.parse_args()
+    if args.syncs and not args.device.startswith("cuda"):
+        parser.error("--syncs counts CUDA synchronisations: use it with --device cuda")
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.device}, {args.threads} thread(s), {args.rounds} rounds of "
           f"{args.steps} steps, medians in ms a step")
@@ -121,6 +159,12 @@ def main() -> None:
                   f"{m['isnan'] / m['plain']:11.3f}x {m['recorder'] / m['plain']:9.3f}x "
                   f"{m['recorder'] / m['isnan']:9.3f}x" + (f"   ops=True {m['ops']:.3f} ms, {m['ops'] / m['plain']:.1f}x"
                                                              if "ops" in m else ""))
+        if args.syncs:
+            print(f"host synchronisations a step (CUDA sync debug mode, {args.steps} steps):")
+            print(f"{'model':6} {'modules':>8} {'plain':>8} {'isnan':>8} {'recorder':>9}")
+            for name in args.models.split(","):
+                n = count_syncs(name, args.steps, folder)
+                print(f"{name:6} {n['modules']:8.0f} {n['plain']:8.1f} {n['isnan']:8.1f} {n['recorder']:9.1f}")
 
 
 if __name__ == "__main__":
