@@ -2,9 +2,10 @@
 
 The C++ ``RunWriter`` does the same: every step's row, every chunk's rows once the chunk is
 complete (and the chunk being filled, with its steps so far, about once a commit, so that a reader
-following the file finds the chunk of every step it reads), the layer rows the retention keeps (a step, or a lead-up held back until a non-finite
-step arrives), and at each chunk's end, when the file holds more than its budget, one thinning of
-the sampled steps (docs/run-file.md, "Layer detail").
+following the file finds the chunk of every step it reads), the layer rows the retention keeps (a
+step, or a lead-up held back until a non-finite step arrives), and at each chunk's end, when the
+file holds more than its budget, one thinning of the sampled steps (docs/run-file.md, "Layer
+detail").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import json
 import math
 import sqlite3
 from pathlib import Path
-from typing import Any, List, Optional, Set
+from typing import Any, Callable, List, Optional, Set
 
 import pytest
 import torch
@@ -19,10 +19,11 @@ from conftest import report
 from nanscope.retention import FIRST_STEPS, LEAD_UP_STEPS, SAMPLE_EVERY
 
 
-def guarded_loop(path: Path, steps: int, bad_steps: Set[int], keep: Any = "auto", hidden: int = 0) -> int:
+def guarded_loop(path: Path, steps: int, bad_steps: Set[int], keep: Any = "auto", hidden: int = 0,
+                 after_step: Optional[Callable[[nanscope.Recorder, int], None]] = None) -> int:
     """A small classifier (`hidden` more hidden layers) whose batch holds a NaN at `bad_steps`; the
     loop skips the update of a non-finite loss, as careful loops do, so the model stays finite.
-    Returns the layer count."""
+    `after_step(rec, step)` runs after each step, inside the recording. Returns the layer count."""
     torch.manual_seed(1)
     deeper = [m for _ in range(hidden) for m in (nn.Linear(8, 8), nn.Tanh())]
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), *deeper, nn.Linear(8, 3))
@@ -39,6 +40,8 @@ def guarded_loop(path: Path, steps: int, bad_steps: Set[int], keep: Any = "auto"
             if torch.isfinite(loss):
                 optimizer.step()
             rec.step(loss)
+            if after_step is not None:
+                after_step(rec, step)
     return len(rec.layers)
 
 
@@ -157,22 +160,15 @@ def test_a_file_being_written_holds_its_filling_chunk(tmp_path: Path) -> None:
     """A follower reading the file mid-run finds the chunk of the newest steps, thinned or not: the
     C++ reader fills a thinned step's layers from it (``withChunkLayers``)."""
     path = tmp_path / "filling.nsrun"
-    torch.manual_seed(1)
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-    x, y = torch.randn(16, 4), torch.randint(0, 3, (16,))
-    with nanscope.record(model, path, optimizer=optimizer) as rec:
-        for step in range(1100):
-            optimizer.zero_grad()
-            loss = nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
-            rec.step(loss)
-            if step in (1093, 1099):
-                rec.flush()
-                # Chunk 17 holds steps 1088.. so far, each folded in.
-                assert query(path, "SELECT first_step, last_step, steps FROM chunks WHERE chunk = 17") == \
-                    [(1088, step, step - 1087)]
-                assert query(path, "SELECT layer_detail FROM steps WHERE step = ?", step) == [("none",)]
-                assert query(path, "SELECT count(*) FROM chunk_layers WHERE chunk = 17")[0][0] == len(rec.layers)
+
+    def look(rec: nanscope.Recorder, step: int) -> None:
+        if step in (1093, 1099):
+            rec.flush()
+            # Chunk 17 holds steps 1088.. so far, each folded in.
+            assert query(path, "SELECT first_step, last_step, steps FROM chunks WHERE chunk = 17") == \
+                [(1088, step, step - 1087)]
+            assert query(path, "SELECT layer_detail FROM steps WHERE step = ?", step) == [("none",)]
+            assert query(path, "SELECT count(*) FROM chunk_layers WHERE chunk = 17")[0][0] == len(rec.layers)
+
+    guarded_loop(path, 1100, set(), after_step=look)
     assert query(path, "SELECT last_step, steps FROM chunks WHERE chunk = 17") == [(1099, 12)]

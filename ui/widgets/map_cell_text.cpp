@@ -116,16 +116,16 @@ QString describeMapCell(const NanMapData &data, const std::vector<Layer> &layers
         }
     }
     // A thinned run file (docs/run-file.md, "Layer detail") keeps some healthy steps by their chunk only.
+    const int span = data.lastStep(column) - data.firstStep(column) + 1;
     const int withoutDetail = data.stepsWithoutDetail(column);
     if (withoutDetail > 0)
         body += QLatin1Char('\n') +
-                (withoutDetail == data.lastStep(column) - data.firstStep(column) + 1
+                (withoutDetail == span
                      ? MapCellText::tr("The run file kept no layer detail of these steps (all finite): their "
                                        "64-step chunk's largest finite values stand in for them.")
                      : MapCellText::tr("%n of these steps kept no layer detail in the run file (all finite): "
                                        "their 64-step chunk's largest finite values stand in for them.",
                                        nullptr, withoutDetail));
-    const int span = data.lastStep(column) - data.firstStep(column) + 1;
     if (data.stepsFromChunks(column) > 0)
         body += QLatin1Char('\n') + MapCellText::tr("From the run file's chunks of these steps (each layer's worst over "
                                                     "them): zoom in to read single steps.");
