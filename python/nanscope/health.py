@@ -55,9 +55,35 @@ class Health:
         self.present = True
 
 
+class Unmeasurable(ValueError):
+    """A tensor the reductions cannot take (a layout without them); the message says why."""
+
+
+def stored_values(t: torch.Tensor) -> torch.Tensor:
+    """The values a tensor stores, as a dense strided tensor: a sparse tensor's stored values (its
+    implicit zeros are finite), a nested tensor's pieces, a quantized tensor dequantized. Raises
+    ``Unmeasurable`` for a layout it does not know."""
+    x = t.detach()
+    if getattr(x, "is_nested", False):
+        pieces = [p.reshape(-1) for p in x.unbind()]
+        return torch.cat(pieces) if pieces else torch.zeros(0)
+    if x.layout == torch.sparse_coo:
+        return x._values()
+    if x.layout in (torch.sparse_csr, getattr(torch, "sparse_csc", None), getattr(torch, "sparse_bsr", None),
+                    getattr(torch, "sparse_bsc", None)):
+        return x.values()
+    if x.layout == torch._mkldnn:  # type: ignore[attr-defined]
+        return x.to_dense()
+    if x.layout != torch.strided:
+        raise Unmeasurable(f"its layout {x.layout} has no reductions")
+    if x.is_quantized:
+        return x.dequantize()
+    return x
+
+
 def _reducible(t: torch.Tensor) -> torch.Tensor:
     """The tensor as the reductions take it: half types widen on the CPU, integers to float64."""
-    x = t.detach()
+    x = stored_values(t)
     if x.is_complex():
         x = torch.view_as_real(x)
     if not x.is_floating_point():
@@ -108,12 +134,16 @@ def exact_health(t: torch.Tensor) -> Health:
     return h
 
 
-def nonfinite_rows(t: torch.Tensor) -> List[int]:
-    """Positions along the first dimension (the batch's rows) that hold a NaN or an Inf."""
-    x = _reducible(t)
-    if x.dim() == 0 or x.numel() == 0:
+def nonfinite_rows(t: torch.Tensor, dim: int = 0) -> List[int]:
+    """Positions along ``dim`` (the dimension that holds the batch's rows) that hold a NaN or an
+    Inf. Runs on a step that holds them only: a sparse tensor is made dense for it."""
+    x = t.detach()
+    if x.layout != torch.strided and hasattr(x, "to_dense"):
+        x = x.to_dense()
+    x = _reducible(x)
+    if x.dim() <= dim or x.numel() == 0:
         return []
-    rows = x.reshape(x.shape[0], -1)
+    rows = x.movedim(dim, 0).reshape(x.shape[dim], -1)
     return torch.nonzero(~torch.isfinite(rows).all(dim=1)).flatten().tolist()
 
 
@@ -138,6 +168,7 @@ class StatBatch:
         self._host: Dict[torch.dtype, List[torch.Tensor]] = {}
         # A slot is a value already read (a Health, or a float for add_norm), or a _Pending.
         self._slots: List[object] = []
+        self.unmeasured: List[str] = []  # why a tensor was not measured, for each one that was not
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -148,8 +179,14 @@ class StatBatch:
         return x.device, len(norms) - 1
 
     def add(self, t: torch.Tensor) -> int:
-        """Measures ``t``; returns its slot."""
-        x = _reducible(t)
+        """Measures ``t``; returns its slot (an absent health, with the reason kept in
+        ``unmeasured``, for a tensor the reductions cannot take)."""
+        try:
+            x = _reducible(t)
+        except Unmeasurable as e:
+            self.unmeasured.append(str(e))
+            self._slots.append(Health())
+            return len(self._slots) - 1
         if x.numel() == 0:
             self._slots.append(Health(present=True))
         elif x.device.type == "cpu" and x.numel() <= _SMALL:
@@ -170,7 +207,12 @@ class StatBatch:
 
     def add_norm(self, t: torch.Tensor) -> int:
         """Only the L2 norm of ``t`` (a gradient after clipping, say); its slot reads as a float."""
-        x = _reducible(t)
+        try:
+            x = _reducible(t)
+        except Unmeasurable as e:
+            self.unmeasured.append(str(e))
+            self._slots.append(0.0)
+            return len(self._slots) - 1
         if x.device.type == "cpu":
             self._slots.append(_finite_norm(x, float(_norm32(x))))
         else:

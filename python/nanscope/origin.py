@@ -1,9 +1,10 @@
 """Where a step's first non-finite value was born, by the C++ core's rules (core/src/probe/origin.cpp).
 
-The rules read the per-layer map alone, in this order: parameters already non-finite (made so by
-the previous step's update, or before it); the input batch; the first module in forward order
-whose output is non-finite (it *produced* the value when its inputs were finite, else it passed it
-on); the loss; then backward, from the last leaf module to the first.
+The rules read what the step measured, in this order: parameters already non-finite (made so by
+the previous step's update, or before it); the input batch (every forward pass of the step); the
+first module *call* whose output is non-finite from finite inputs (it *produced* the value; a
+module called several times is named with the call); the loss; then backward, the first gradient
+to go bad in the order backward ran, and the call whose backward made it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class Origin:
     produced: bool = False
     chain: str = ""
     explanation: str = ""
+    call: int = 0  # the module's call that made it, when the module ran more than once
+    calls: int = 0
 
     def valid(self) -> bool:
         return self.phase != ""
@@ -85,51 +88,90 @@ def _ancestors(layers: Sequence[Layer], index: int) -> List[int]:
     return out
 
 
-def find_origin(step: int, layers: Sequence[Layer], health: Sequence[LayerHealth], forward_order: Sequence[int],
-                input_health: Health, loss_health: Health, previous_params_finite: bool,
-                input_grad_finite: Sequence[Optional[bool]] = ()) -> Origin:
-    """The origin of a step's non-finite values (invalid when there are none).
+@dataclass
+class Call:
+    """One call of a module in a step, in the order calls ended (a module's call ends after the
+    calls it made): its module, whether its floating inputs were finite, whether its output was."""
 
-    Where the C++ core re-runs the step with op-level checks to name code outside any child
-    module, the recorder tells it from what it measured: a module that received a non-finite
-    input no module made was fed by its enclosing module's own code (the innermost ancestor whose
-    inputs were finite); a gradient that went bad between two modules, with the later one handing
-    back a finite gradient, was made by the code of the innermost ancestor whose output gradient
-    was finite.
+    module: int
+    inputs_finite: bool
+    output_nonfinite: bool
+    number: int = 1  # 1-based among its module's calls this step
+    of: int = 1  # its module's calls this step
+    # Whether every gradient that reached its outputs was finite (None: none reached them).
+    output_grads_finite: Optional[bool] = None
+
+
+@dataclass
+class GradEvent:
+    """A gradient reaching a tensor that module calls made or took, in the order backward ran."""
+
+    nonfinite: bool
+    producers: List[int]  # the calls the tensor is an output of, innermost first
+    consumers: List[int]  # the calls the tensor is an input of
+
+
+def _with_call(o: Origin, call: Call) -> Origin:
+    o.call, o.calls = call.number, call.of
+    return o
+
+
+def _enclosing(calls: Sequence[Call], layers: Sequence[Layer], inner: int) -> List[int]:
+    """The calls of the inner call's ancestors that enclose it, innermost first: an ancestor's
+    first call to end after it."""
+    out = []
+    for a in _ancestors(layers, calls[inner].module):
+        found = next((k for k in range(inner + 1, len(calls)) if calls[k].module == a), -1)
+        if found >= 0:
+            out.append(found)
+    return out
+
+
+def find_origin(step: int, layers: Sequence[Layer], health: Sequence[LayerHealth], calls: Sequence[Call],
+                grad_events: Sequence[GradEvent], input_health: Health, loss_health: Health,
+                previous_params_finite: bool) -> Origin:
+    """The origin of a step's non-finite values (invalid when there are none), by module call.
+
+    Forward: the first call (in the order calls ended) whose floating inputs were finite and whose
+    output was not; a module called several times is named with the call ("call 50 of 60"). The
+    calls of an enclosing module end after their children's, so code outside any child module is
+    named by its enclosing module's call. Backward: the first gradient, in the order backward ran,
+    that was not finite, made by the backward of the call that took the tensor as input when that
+    call's own output gradients were finite; a tensor no module took was consumed by the code of
+    the innermost enclosing call whose output gradient was finite, else by the loss.
     """
     for i, lh in enumerate(health):
         if lh.params.has_nonfinite():
             return _at(step, layers, "update" if previous_params_finite else "parameter", i, previous_params_finite)
     if input_health.has_nonfinite():
         return _at(step, layers, "input", -1, True)
-    for i in forward_order:
-        if health[i].forward.has_nonfinite():
-            if health[i].input_finite:
-                return _at(step, layers, "forward", i, True)
-            for a in _ancestors(layers, i):
-                if health[a].input_finite:
-                    return _at(step, layers, "forward", a, True)
-            return _at(step, layers, "forward", i, False)
+    bad = [k for k, c in enumerate(calls) if c.output_nonfinite]
+    if bad:
+        made = next((k for k in bad if calls[k].inputs_finite), bad[0])
+        return _with_call(_at(step, layers, "forward", calls[made].module, calls[made].inputs_finite), calls[made])
     if loss_health.has_nonfinite():
         return _at(step, layers, "loss", -1, True)
-    has_child = [False] * len(layers)
-    for layer in layers:
-        if layer.parent >= 0:
-            has_child[layer.parent] = True
-    leaves = [i for i in forward_order if not has_child[i]]
-    for k in range(len(leaves) - 1, -1, -1):
-        lh = health[leaves[k]]
-        if lh.grad.has_nonfinite():
-            # The gradient into leaf k's output is made by the backward of what consumed it: the
-            # next leaf, unless that one handed back a finite gradient; the loss after the last.
-            consumer = leaves[k + 1] if k + 1 < len(leaves) else -1
-            if consumer < 0 or (consumer < len(input_grad_finite) and input_grad_finite[consumer]):
-                for a in _ancestors(layers, leaves[k]):
-                    if health[a].grad.present and not health[a].grad.has_nonfinite():
-                        return _at(step, layers, "backward", a, True)
-            return _at(step, layers, "backward", consumer, True)
-        if lh.param_grads.has_nonfinite():
-            return _at(step, layers, "backward", leaves[k], True)
+    first = next((e for e in grad_events if e.nonfinite), None)
+    if first is not None:
+        for k in first.consumers:
+            if calls[k].output_grads_finite is not False:
+                return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
+        if not first.consumers and first.producers:
+            for k in _enclosing(calls, layers, first.producers[0]):
+                if calls[k].output_grads_finite:
+                    return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
+            return _at(step, layers, "backward", -1, True)
+        if first.consumers:
+            k = first.consumers[0]
+            return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
+    # Only parameters' gradients went bad: the last module in forward order that holds them.
+    for k in range(len(calls) - 1, -1, -1):
+        i = calls[k].module
+        if health[i].param_grads.has_nonfinite():
+            return _at(step, layers, "backward", i, True)
+    for i in range(len(health) - 1, -1, -1):
+        if health[i].param_grads.has_nonfinite():
+            return _at(step, layers, "backward", i, True)
     return Origin()
 
 
@@ -140,14 +182,17 @@ def apply_op_origin(origin: Origin, op: "OpOrigin", layers: Sequence[Layer]) -> 
         return  # found elsewhere than where the map says the value was born
     origin.op = op.op
     origin.source = op.source
+    if origin.phase == "forward" and op.module >= 0 and op.module != origin.layer:
+        origin.call = origin.calls = 0  # the op names another module: the call was the map's
     if origin.phase == "forward" and op.module >= 0:
         origin.layer = op.module
         origin.layer_path = layers[op.module].path
         origin.produced = True
 
 
-def explain(origin: Origin, input_health: Health, bad_samples: List[int]) -> str:
-    """One plain sentence, worded as the C++ core words it."""
+def explain(origin: Origin, input_health: Health, bad_samples: List[int], rows_note: str = "") -> str:
+    """One plain sentence, worded as the C++ core words it; ``rows_note`` says along which
+    dimension bad rows were told when the batch's could not be (an input origin only)."""
     o = origin
     where = "the loss" if o.layer < 0 else ("the model's own forward" if o.layer_path == "" else f"layer '{o.layer_path}'")
     if o.phase == "input":
@@ -155,6 +200,8 @@ def explain(origin: Origin, input_health: Health, bad_samples: List[int]) -> str
                 f"{input_health.neginf} -Inf values")
         if bad_samples:
             text += " (samples " + " ".join(str(i) for i in bad_samples) + ")"
+        if rows_note:
+            text += f" ({rows_note})"
         text += "; every layer downstream only passes them on."
     elif o.phase == "forward":
         if o.layer_path == "":
@@ -173,6 +220,8 @@ def explain(origin: Origin, input_health: Health, bad_samples: List[int]) -> str
         text = f"The optimizer update of the previous step made the parameters of layer '{o.layer_path}' non-finite"
     else:
         return ""
+    if o.calls > 1 and o.phase in ("forward", "backward"):
+        text += f" in call {o.call} of {o.calls}"
     if o.op:
         text += f" (first op: {o.op})"
     if o.phase != "input":

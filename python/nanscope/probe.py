@@ -6,8 +6,10 @@ uses) the parameters' gradients are measured, accumulated and not yet clipped or
 whatever ``zero_grad`` does later (under DistributedDataParallel, each gradient bucket before its
 all-reduce: see ddp.py); the optimizer's step hooks read the learning rate and the
 clipped gradients just before the update and tell that the update ran (a ``GradScaler`` that
-skips it never calls it). Forwards with autograd off (validation under ``torch.no_grad()``) are
-not part of a training step and are not measured.
+skips it never calls it). Every forward pass of the root in a step is part of it (gradient
+accumulation, several inputs through one model), and every call of a module is measured on its own
+(a module called in a loop); forward passes with autograd off or in eval mode (validation) are not
+part of a training step, nor are the forwards a checkpointed block runs again inside backward.
 """
 
 from __future__ import annotations
@@ -15,16 +17,17 @@ from __future__ import annotations
 import functools
 import math
 import time
+import traceback
 import types
 import weakref
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
-from .health import Health, StatBatch, nonfinite_rows
+from .health import Health, stored_values
 from .ops import OpChecker, OpOrigin
-from .origin import Layer, LayerHealth, layers_of
+from .origin import Call, GradEvent, Layer, LayerHealth, layers_of
+from .step_state import StepMeasures, StepState, Target
 
 
 def tensors_in(value: Any) -> Iterator[torch.Tensor]:
@@ -43,75 +46,6 @@ def _measurable(t: torch.Tensor) -> bool:
     return t.is_floating_point() or t.is_complex()
 
 
-@dataclass
-class StepMeasures:
-    """What one step measured, on the host."""
-
-    layers: List[LayerHealth]
-    forward_order: List[int]
-    # Whether the gradient each module's backward handed to its inputs was finite (None: none
-    # measured); not in the run file, it tells the origin whose code made a gradient.
-    input_grad_finite: List[Optional[bool]]
-    input_health: Health
-    bad_rows: List[int]  # rows of the input batch holding NaN or Inf
-    loss_health: Health
-    loss: float
-    grad_norm: float  # of the parameters' gradients as backward made them (unscaled)
-    grad_norm_clipped: float  # as the optimizer got them
-    learning_rate: float
-    loss_scale: float  # 1 without a loss scaler
-    loss_scaling: bool
-    optimizer_stepped: bool
-    precision: str
-    step_ms: float
-    op_origin: Optional[OpOrigin] = None  # with ops=True: the first op that made a non-finite value
-    # Data-parallel: this rank's own gradients were finite, those the all-reduce gave back not.
-    nonfinite_from_other_ranks: bool = False
-
-
-@dataclass
-class _Step:
-    batch: StatBatch = field(default_factory=StatBatch)
-    started: float = field(default_factory=time.perf_counter)
-    forward: Dict[int, List[int]] = field(default_factory=dict)
-    grad: Dict[int, List[int]] = field(default_factory=dict)
-    params: Dict[int, List[int]] = field(default_factory=dict)
-    param_grads: Dict[int, List[int]] = field(default_factory=dict)
-    inputs: Dict[int, List[int]] = field(default_factory=dict)
-    order: List[int] = field(default_factory=list)  # modules by their first forward's end
-    ordered: Set[int] = field(default_factory=set)
-    # id(tensor) -> (a weak reference to it, its slot): a tensor measured once a step, without
-    # keeping it alive (an id freed and reused is told by its dead reference).
-    slot_of: Dict[int, Tuple[weakref.ref, int]] = field(default_factory=dict)
-    # id(tensor) -> the modules it is an output of, and those it is an input of: the one hook a
-    # tensor gets measures its gradient once for all of them.
-    grad_targets: Dict[int, Tuple[weakref.ref, Tuple[List[int], List[int]]]] = field(default_factory=dict)
-    input_grad: Dict[int, List[int]] = field(default_factory=dict)  # module -> slots
-    param_grads_queued: bool = False  # their measurement waits for the end of backward
-    # Data-parallel: layer -> parameter's place in it -> slot, measured in a gradient bucket
-    # before its all-reduce (this backward's); and the slots of the buckets as averaged.
-    bucket_grads: Dict[int, Dict[int, int]] = field(default_factory=dict)
-    reduced_slots: List[int] = field(default_factory=list)
-    weights_before: Optional[List[torch.Tensor]] = None  # copies taken just before the update
-    update_slot: Optional[int] = None  # per parameter: |w after - w before|, then |w before|
-    input_slot: Optional[int] = None
-    input_tensor: Optional[torch.Tensor] = None
-    scale_slot: Optional[int] = None
-    scale: float = 1.0
-    learning_rate: Optional[float] = None
-    clipped_slots: List[int] = field(default_factory=list)
-    optimizer_stepped: bool = False
-    precision: str = "fp32"
-
-    def measure(self, t: torch.Tensor) -> int:
-        known = self.slot_of.get(id(t))
-        if known is not None and known[0]() is t:
-            return known[1]
-        slot = self.batch.add(t)
-        self.slot_of[id(t)] = (weakref.ref(t), slot)
-        return slot
-
-
 # Runs a callback when the current backward pass ends (as DistributedDataParallel does).
 _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
 
@@ -124,10 +58,21 @@ def _norms(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
 
 def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
     """A module's own parameters as the tensors to measure: one, flattened together, when they
-    share a dtype and device (a run file keeps one health for them all), else each alone."""
-    if len(params) > 1 and len({(p.dtype, p.device) for p in params}) == 1:
+    are dense and share a dtype and device (a run file keeps one health for them all), else each
+    alone."""
+    if len(params) > 1 and all(p.layout == torch.strided and not p.is_quantized for p in params) \
+            and len({(p.dtype, p.device) for p in params}) == 1:
         return [torch.cat([p.detach().reshape(-1) for p in params])]
     return params
+
+
+def _dense(t: torch.Tensor) -> Optional[torch.Tensor]:
+    """A dense floating view of what ``t`` stores, or None when there is none to reduce."""
+    try:
+        x = stored_values(t)
+    except ValueError:
+        return None
+    return x if x.is_floating_point() else None
 
 
 def _precision(model: torch.nn.Module) -> str:
@@ -150,91 +95,138 @@ def _precision(model: torch.nn.Module) -> str:
 
 
 class StepProbe:
-    """Hooks on a model, its optimizer and its loss scaler; ``finish`` ends a step and measures it."""
+    """Hooks on a model, its optimizers and its loss scaler; ``finish`` ends a step and measures it.
 
-    def __init__(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
+    Nothing here may reach the user's loop: a hook that fails records why (``failure``), every
+    hook goes quiet, and the loop trains on as without the probe.
+    """
+
+    def __init__(self, model: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer] = (),
                  scaler: Any = None, ops: bool = False) -> None:
         named = list(model.named_modules())
         self.model = model
         self.layers: List[Layer] = layers_of(named)
-        self.optimizer = optimizer
+        self.optimizers = list(optimizers)
         self.scaler = scaler
+        self.failure: Optional[str] = None  # why the probe stopped measuring; None while it measures
+        # (layer path, why) for each module whose calls are not measured.
+        self.not_measured: List[Tuple[str, str]] = []
         self._modules = [m for _, m in named]
         self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
         self._all_params = [p for params in self._own_params for p in params]
+        # The update ratio compares dense floating weights before and after the update.
+        self._moving = [p for p in self._all_params if p.layout == torch.strided and p.is_floating_point()]
         self._place_of = {id(p): (i, j) for i, params in enumerate(self._own_params) for j, p in enumerate(params)}
-        self._step: Optional[_Step] = None
+        self._step: Optional[StepState] = None
+        self._passes_open = 0  # forward passes of the root that run now (a pass may call the root again)
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
-        self._handles.append(model.register_forward_pre_hook(self._on_model_forward))
-        for i, module in enumerate(self._modules):
-            self._handles.append(module.register_forward_hook(functools.partial(self._on_forward, i)))
         self._ops = ops
+        self.checks_ops = ops
         self._checker: Optional[OpChecker] = None
         self._running: List[int] = []  # the modules whose forward runs now, innermost last (ops only)
-        if ops:
-            for i, module in enumerate(self._modules):
-                self._handles.append(module.register_forward_pre_hook(
-                    lambda m, inputs, i=i: self._running.append(i)))
-                self._handles.append(module.register_forward_hook(self._leave_module))
-        if optimizer is not None:
+        self._hook(0, lambda: model.register_forward_pre_hook(self._guard(self._on_model_forward)))
+        for i, module in enumerate(self._modules):
+            self._hook(i, lambda m=module, i=i: m.register_forward_hook(self._guard(functools.partial(self._on_forward, i))))
+            if ops:
+                self._hook(i, lambda m=module, i=i: m.register_forward_pre_hook(
+                    self._guard(lambda mod, inputs, i=i: self._running.append(i))))
+                self._hook(i, lambda m=module: m.register_forward_hook(self._guard(self._leave_module)))
+        for optimizer in self.optimizers:
             self._hook_optimizer(optimizer)
+
+    def _hook(self, index: int, register: Callable[[], Any]) -> None:
+        """Registers one hook; a module that takes none (a TorchScript module) is named as not measured."""
+        try:
+            self._handles.append(register())
+        except RuntimeError as e:
+            path = self.layers[index].path
+            scripted = isinstance(self._modules[index], torch.jit.ScriptModule)
+            reason = ("a TorchScript module takes no Python hooks: its calls' outputs and gradients are not "
+                      "measured (its parameters and their gradients are)" if scripted else
+                      f"its calls are not measured ({e})")
+            if all(known != path for known, _ in self.not_measured):
+                self.not_measured.append((path, reason))
+
+    def _guard(self, body: Callable[..., Any]) -> Callable[..., None]:
+        """``body`` as a hook that never raises into the loop and returns None (a hook's result
+        would replace a module's output or a gradient)."""
+        @functools.wraps(body)
+        def hook(*args: Any, **kwargs: Any) -> None:
+            if self.failure is not None:
+                return
+            try:
+                body(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - the user's loop must go on
+                self.fail(e)
+        return hook
+
+    def fail(self, error: BaseException) -> None:
+        """Stops measuring after an error of the probe's own: the hooks go quiet and are removed."""
+        where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+        self.failure = f"{type(error).__name__}: {error}" + (
+            f" (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})" if where else "")
+        self.close()
 
     # -- the optimizer ---------------------------------------------------------------------------
 
     def _hook_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        before, after = self._guard(self._before_update), self._guard(self._after_update)
         if hasattr(optimizer, "register_step_pre_hook"):  # PyTorch 2.x
-            self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self._before_update()))
-            self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after_update()))
+            self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: before(opt)))
+            self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: after()))
             return
-        # 1.13: wrap the instance's step, as a bound method, so that an LR scheduler created later
-        # can wrap it in turn.
+        # 1.13: wrap the instance's step as a bound method (an LR scheduler created later wraps it
+        # in turn), with functools.wraps so that a scheduler created earlier still finds its
+        # marker (`_with_counter`) on it, and calling the step it wrapped, which counts the calls.
         original = optimizer.step
+        probe = self
 
+        @functools.wraps(original)
         def step(opt: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
-            self._before_update()
+            if probe.failure is not None:
+                return original(*args, **kwargs)
+            before(opt)
             result = original(*args, **kwargs)
-            self._after_update()
+            after()
             return result
 
         optimizer.step = types.MethodType(step, optimizer)  # type: ignore[method-assign]
-        self._restore.append(lambda: setattr(optimizer, "step", original))
 
-    def _before_update(self) -> None:
-        s = self._step
-        if s is None or self.optimizer is None:
-            return
-        s.learning_rate = float(self.optimizer.param_groups[0]["lr"])
-        # The update ratio |dw| / |w| needs the weights as they were: one copy of them all.
-        s.weights_before = torch._foreach_mul([p.detach() for p in self._all_params], 1.0)
+        def restore() -> None:
+            # A scheduler created after the recorder wrapped this wrapper: leave it, inert.
+            if getattr(optimizer.step, "__func__", None) is step:
+                optimizer.step = original  # type: ignore[method-assign]
+        self._restore.append(restore)
+
+    def _before_update(self, optimizer: torch.optim.Optimizer) -> None:
+        # The update is part of the step even when no forward hook began it (a TorchScript model).
+        s = self._step if self._step is not None else self._begin_quietly()
+        self._measure_unseen_grads(s)
+        if s.learning_rate is None:  # the first optimizer's, as run files keep one learning rate
+            s.learning_rate = float(self.optimizers[0].param_groups[0]["lr"])
+        if s.weights_before is None and self._moving:
+            # The update ratio |dw| / |w| needs the weights as they were: one copy of them all.
+            s.weights_before = torch._foreach_mul([p.detach() for p in self._moving], 1.0)
         by_device: Dict[torch.device, List[torch.Tensor]] = {}
-        for group in self.optimizer.param_groups:
+        for group in optimizer.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
-                    by_device.setdefault(p.grad.device, []).append(p.grad)
+                grad = _dense(p.grad) if p.grad is not None else None
+                if grad is not None and grad.numel() > 0:
+                    by_device.setdefault(grad.device, []).append(grad)
         for grads in by_device.values():
             # The norm of the norms is the norm of them all: one call for every gradient.
             norms = _norms(grads)
-            s.clipped_slots.append(s.batch.add_norm(torch.stack(norms).float()))
+            s.clipped_slots.append(s.batch.add_norm(torch.stack([n.float() for n in norms])))
 
     def _after_update(self) -> None:
-        s = self._step
-        if s is None:
-            return
-        s.optimizer_stepped = True
-        if s.weights_before is not None:
-            after = [p.detach() for p in self._all_params]
-            moved = torch._foreach_sub(after, s.weights_before)
-            norms = _norms(moved) + _norms(s.weights_before)
-            if norms:
-                same = len({n.dtype for n in norms}) == 1
-                s.update_slot = s.batch.add_vector(torch.stack(norms if same else [n.float() for n in norms]).float())
-            s.weights_before = None
+        if self._step is not None:
+            self._step.optimizer_stepped = True
 
     # -- forward and backward --------------------------------------------------------------------
 
-    def _begin(self) -> _Step:
-        s = _Step()
+    def _begin(self) -> StepState:
+        s = StepState()
         s.precision = _precision(self.model)
         for i, params in enumerate(self._own_params):
             s.params[i] = [s.batch.add(t) for t in _together(params)]
@@ -250,69 +242,86 @@ class StepProbe:
             self._checker.__enter__()
         return s
 
-    def _current(self) -> Optional[_Step]:
-        if not torch.is_grad_enabled():
-            return None
-        return self._step if self._step is not None else self._begin()
+    def _in_backward(self, s: Optional[StepState]) -> bool:
+        """A forward that runs inside backward: a checkpointed block computed again."""
+        task = getattr(torch._C, "_current_graph_task_id", None)  # PyTorch 2.x
+        if task is not None:
+            return task() != -1
+        return s is not None and s.in_backward
 
     def _on_model_forward(self, module: torch.nn.Module, inputs: Any) -> None:
-        s = self._current()
-        if s is None or s.input_slot is not None:
+        """A forward pass of the root: part of the training step when autograd is on and the model
+        trains (validation under no_grad or in eval mode is not)."""
+        if self._passes_open > 0:  # the root called again inside its own pass
+            self._passes_open += 1
             return
-        first = next(tensors_in(inputs), None)
-        if first is not None:
-            s.input_slot = s.measure(first)
-            s.input_tensor = first
+        if not (torch.is_grad_enabled() and module.training) or self._in_backward(self._step):
+            return
+        s = self._step if self._step is not None else self._begin()
+        self._passes_open = 1
+        floats = [t for t in tensors_in(inputs) if _measurable(t)]
+        s.passes.append(([s.measure(t) for t in floats], next((t for t in floats if t.dim() > 0), None)))
+
+    def _measured_step(self, module: torch.nn.Module) -> Optional[StepState]:
+        """The step a module's call belongs to, or None: calls inside a pass of the root belong to
+        it, whatever the grad mode; a submodule called on its own does when it trains with autograd."""
+        if self._in_backward(self._step):
+            return None
+        if self._passes_open > 0:
+            return self._step
+        if torch.is_grad_enabled() and module.training:
+            return self._step if self._step is not None else self._begin()
+        return None
 
     def _on_forward(self, index: int, module: torch.nn.Module, inputs: Any, output: Any) -> None:
-        s = self._current()
-        if s is None:
-            return
-        in_slots = s.inputs.setdefault(index, [])
-        for t in tensors_in(inputs):
-            if _measurable(t):
-                in_slots.append(s.measure(t))
-                if t.requires_grad:  # the gradient this module's backward hands back
-                    self._grad_target(s, t)[1].append(index)
-        slots = s.forward.setdefault(index, [])
-        for t in tensors_in(output):
-            if _measurable(t):
-                slots.append(s.measure(t))
-                if t.requires_grad:
-                    self._grad_target(s, t)[0].append(index)
-        if index not in s.ordered:
-            s.ordered.add(index)
-            s.order.append(index)
+        s = self._measured_step(module)
+        if s is not None:
+            call = len(s.calls)
+            in_slots, out_slots = [], []
+            for t in tensors_in(inputs):
+                if _measurable(t):
+                    in_slots.append(s.measure(t))
+                    if t.requires_grad:  # the gradient this call's backward hands back
+                        self._grad_target(s, t)[1].append(call)
+            for t in tensors_in(output):
+                if _measurable(t):
+                    out_slots.append(s.measure(t))
+                    if t.requires_grad:
+                        self._grad_target(s, t)[0].append(call)
+            s.calls.append((index, in_slots, out_slots))
+        if index == 0 and self._passes_open > 0:
+            self._passes_open -= 1
 
-    def _grad_target(self, s: _Step, t: torch.Tensor) -> Tuple[List[int], List[int]]:
+    def _grad_target(self, s: StepState, t: torch.Tensor) -> Target:
         known = s.grad_targets.get(id(t))
         if known is not None and known[0]() is t:
             return known[1]
-        target: Tuple[List[int], List[int]] = ([], [])
+        target: Target = ([], [])
         s.grad_targets[id(t)] = (weakref.ref(t), target)
-        t.register_hook(functools.partial(self._on_tensor_grad, s, target))
+        t.register_hook(self._guard(functools.partial(self._on_tensor_grad, s, target)))
         return target
 
-    def _on_tensor_grad(self, step: _Step, target: Tuple[List[int], List[int]], grad: torch.Tensor) -> None:
+    def _on_tensor_grad(self, step: StepState, target: Target, grad: torch.Tensor) -> None:
         if step is not self._step:
             return  # a backward after its step ended: not this step's
+        step.in_backward = True
         self._queue_param_grads(step)
         slot = step.batch.add(grad)
-        for index in target[0]:
-            step.grad.setdefault(index, []).append(slot)
-        for index in target[1]:
-            step.input_grad.setdefault(index, []).append(slot)
+        step.grad_events.append((slot, target))
+        for call in target[0]:
+            step.call_out_grads.setdefault(call, []).append(slot)
 
-    def _queue_param_grads(self, s: _Step) -> None:
+    def _queue_param_grads(self, s: StepState) -> None:
         """Has the parameters' gradients measured when this backward pass ends: accumulated by
         then, and not yet clipped or unscaled (that comes after backward)."""
         if s.param_grads_queued:
             return
         s.param_grads_queued = True
         if _ENGINE is not None:
-            _ENGINE.queue_callback(functools.partial(self._measure_param_grads, s))
+            _ENGINE.queue_callback(self._guard(functools.partial(self._measure_param_grads, s)))
 
-    def _measure_param_grads(self, s: _Step) -> None:
+    def _measure_param_grads(self, s: StepState) -> None:
+        s.in_backward = False
         if not s.param_grads_queued:
             return
         s.param_grads_queued = False
@@ -323,10 +332,17 @@ class StepProbe:
                 s.param_grads[index] = list(in_buckets.values()) + [s.batch.add(t) for t in _together(grads)]
         s.bucket_grads = {}
 
+    def _measure_unseen_grads(self, s: StepState) -> None:
+        """Parameters' gradients that no backward hook saw made (a model that takes no hooks):
+        measured as they are now, before the update."""
+        if not s.param_grads and not s.grad_events:
+            s.param_grads_queued = True
+            self._measure_param_grads(s)
+
     def measure_bucket(self, params: List[torch.Tensor], grads: List[torch.Tensor]) -> None:
         """A data-parallel gradient bucket, before its all-reduce: this rank's own gradients."""
         s = self._step
-        if s is None:
+        if s is None or self.failure is not None:
             return
         self._queue_param_grads(s)
         for p, grad in zip(params, grads):
@@ -336,7 +352,7 @@ class StepProbe:
 
     def measure_reduced(self, averaged: torch.Tensor) -> None:
         """A data-parallel gradient bucket as the all-reduce gave it back (its norm tells NaN or Inf)."""
-        if self._step is not None:
+        if self._step is not None and self.failure is None:
             self._step.reduced_slots.append(self._step.batch.add_norm(averaged))
 
     # -- the step's end --------------------------------------------------------------------------
@@ -344,40 +360,52 @@ class StepProbe:
     def finish(self, loss: torch.Tensor) -> StepMeasures:
         """Ends the step: one host read of everything it measured, then the exact passes."""
         op_origin = self._stop_checking()
-        s = self._step if self._step is not None else _Step()
+        # A step whose forward no hook saw (a TorchScript model) still measures its parameters.
+        s = self._step if self._step is not None else self._begin_quietly()
         self._step = None
+        self._passes_open = 0  # a forward that raised never closed its pass
         self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
+        self._measure_unseen_grads(s)
         loss_slot = s.batch.add(loss.detach().reshape(()))
+        update_slot = self._update_norms(s)
         values = s.batch.read()
 
         def merged(slots: List[int]) -> Health:
             if len(slots) == 1:  # the common case; a Health read is never changed afterwards
                 return values[slots[0]]  # type: ignore[return-value]
             h = Health()
-            for slot in slots:
+            for slot in dict.fromkeys(slots):  # a tensor two calls share counts once
                 h.merge(values[slot])  # type: ignore[arg-type]
             return h
 
+        n = len(self.layers)
+        outputs: List[List[int]] = [[] for _ in range(n)]
+        inputs: List[List[int]] = [[] for _ in range(n)]
+        grads: List[List[int]] = [[] for _ in range(n)]
+        calls_of = [0] * n
+        calls: List[Call] = []
+        for k, (module, in_slots, out_slots) in enumerate(s.calls):
+            outputs[module] += out_slots
+            inputs[module] += in_slots
+            out_grads = s.call_out_grads.get(k, [])
+            grads[module] += out_grads
+            calls_of[module] += 1
+            calls.append(Call(module=module, inputs_finite=not merged(in_slots).has_nonfinite(),
+                              output_nonfinite=merged(out_slots).has_nonfinite(), number=calls_of[module],
+                              output_grads_finite=None if not out_grads else not merged(out_grads).has_nonfinite()))
+        for c in calls:
+            c.of = calls_of[c.module]
+        events = [GradEvent(nonfinite=merged([slot]).has_nonfinite(), producers=target[0], consumers=target[1])
+                  for slot, target in s.grad_events]
         layers: List[LayerHealth] = []
-        for i in range(len(self.layers)):
-            lh = LayerHealth(forward=merged(s.forward.get(i, [])), grad=merged(s.grad.get(i, [])),
-                             params=merged(s.params.get(i, [])), param_grads=merged(s.param_grads.get(i, [])))
-            lh.input_finite = not merged(s.inputs.get(i, [])).has_nonfinite()
+        for i in range(n):
+            lh = LayerHealth(forward=merged(outputs[i]), grad=merged(grads[i]), params=merged(s.params.get(i, [])),
+                             param_grads=merged(s.param_grads.get(i, [])))
+            lh.input_finite = not merged(inputs[i]).has_nonfinite()
             layers.append(lh)
-        input_grads = [merged(s.input_grad.get(i, [])) for i in range(len(self.layers))]
-        if s.update_slot is not None:
-            norms = values[s.update_slot]
-            assert isinstance(norms, list)
-            count = len(self._all_params)
-            at = 0
-            for i, params in enumerate(self._own_params):
-                moved = sum(v * v for v in norms[at:at + len(params)])
-                size = sum(v * v for v in norms[count + at:count + at + len(params)])
-                at += len(params)
-                if params and size > 0:
-                    layers[i].update_ratio = math.sqrt(moved) / math.sqrt(size)
-        input_health = values[s.input_slot] if s.input_slot is not None else Health()
-        assert isinstance(input_health, Health)
+        if update_slot is not None:
+            self._update_ratios(values[update_slot], layers)  # type: ignore[arg-type]
+        input_health = merged([slot for slots, _ in s.passes for slot in slots])
         loss_health = values[loss_slot]
         assert isinstance(loss_health, Health)
         scale = float(values[s.scale_slot]) if s.scale_slot is not None else s.scale  # type: ignore[arg-type]
@@ -389,20 +417,44 @@ class StepProbe:
         grad_norm_clipped = (sum(v * v for v in clipped) ** 0.5) if clipped else grad_norm
         lr = s.learning_rate
         if lr is None:
-            lr = float(self.optimizer.param_groups[0]["lr"]) if self.optimizer is not None else 0.0
+            lr = float(self.optimizers[0].param_groups[0]["lr"]) if self.optimizers else 0.0
         return StepMeasures(
-            layers=layers, forward_order=s.order,
-            input_grad_finite=[None if not h.present else not h.has_nonfinite() for h in input_grads], input_health=input_health,
-            bad_rows=nonfinite_rows(s.input_tensor) if input_health.has_nonfinite() and s.input_tensor is not None
-            else [],
+            layers=layers, calls=calls, grad_events=events, input_health=input_health,
+            passes=[t for _, t in s.passes if t is not None] if input_health.has_nonfinite() else [],
             loss_health=loss_health, loss=_value_of(loss_health), grad_norm=grad_norm,
             grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
             loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision, op_origin=op_origin,
-            nonfinite_from_other_ranks=from_others,
+            nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)),
             step_ms=(time.perf_counter() - s.started) * 1000.0)
 
+    def _begin_quietly(self) -> StepState:
+        checking, self._ops = self._ops, False  # a step that ends now checks no op
+        try:
+            return self._begin()
+        finally:
+            self._ops = checking
+
+    def _update_norms(self, s: StepState) -> Optional[int]:
+        """|w after - w before| and |w before| of every moving weight, read with the rest."""
+        if s.weights_before is None or not s.optimizer_stepped:
+            return None
+        moved = torch._foreach_sub([p.detach() for p in self._moving], s.weights_before)
+        norms = _norms(moved) + _norms(s.weights_before)
+        s.weights_before = None
+        return s.batch.add_vector(torch.stack([v.float() for v in norms])) if norms else None
+
+    def _update_ratios(self, norms: List[float], layers: List[LayerHealth]) -> None:
+        count = len(self._moving)
+        at = {id(p): k for k, p in enumerate(self._moving)}
+        for i, params in enumerate(self._own_params):
+            places = [at[id(p)] for p in params if id(p) in at]
+            moved = sum(norms[k] ** 2 for k in places)
+            size = sum(norms[count + k] ** 2 for k in places)
+            if places and size > 0:
+                layers[i].update_ratio = math.sqrt(moved) / math.sqrt(size)
+
     def _leave_module(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:
-        if self._running:  # returns None: a forward hook's result would replace the output
+        if self._running:
             self._running.pop()
 
     def _stop_checking(self) -> Optional[OpOrigin]:
@@ -413,7 +465,7 @@ class StepProbe:
         return checker.first
 
     def close(self) -> None:
-        """Removes every hook; the model and optimizer are as they were."""
+        """Removes every hook; the model and optimizers are as they were."""
         self._stop_checking()
         for handle in self._handles:
             handle.remove()

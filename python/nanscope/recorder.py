@@ -9,7 +9,7 @@ import platform
 import sqlite3
 import sys
 import warnings
-from typing import Any, Dict, Iterable, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import torch
 
@@ -17,14 +17,19 @@ from . import __version__
 from . import format as fmt
 from .ddp import check_buckets, inner_module, is_ddp
 from .forecast import LossScaleWarning, TrendForecast, UpdateWarnings
+from .batch_rows import bad_samples, sequence_first
 from .chunks import StepFacts
 from .layer_keeper import LayerKeeper
 from .origin import Origin, apply_op_origin, explain, find_origin
-from .probe import StepMeasures, StepProbe
+from .probe import StepProbe
+from .step_state import StepMeasures
 from .retention import KeepPolicy
 from .rows import health_columns, index_list
 from .run_config import optimizer_label, optimizer_settings, parallel_from_environment
 from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
+
+
+Optimizers = Union[None, torch.optim.Optimizer, Sequence[torch.optim.Optimizer]]
 
 
 class RecorderClosed(RuntimeError):
@@ -34,14 +39,19 @@ class RecorderClosed(RuntimeError):
 class Recorder:
     """Records one training run. Use ``nanscope.record(...)``; see docs/python.md."""
 
-    def __init__(self, model: torch.nn.Module, path: str, optimizer: Optional[torch.optim.Optimizer] = None,
+    def __init__(self, model: torch.nn.Module, path: str, optimizer: Optimizers = None,
                  scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
-                 keep: Union[str, int] = "auto") -> None:
+                 keep: Union[str, int] = "auto", batch_dim: Optional[int] = None) -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
         if errors not in ("raise", "continue"):
             raise ValueError(f"nanscope.record: errors must be 'raise' or 'continue', not {errors!r}")
         policy = KeepPolicy.parse(keep)
+        optimizers = _optimizers(optimizer)
+        optimizer = optimizers[0] if optimizers else None
+        if batch_dim is not None and (not isinstance(batch_dim, int) or batch_dim < 0):
+            raise ValueError(f"nanscope.record: batch_dim must be a dimension (0, 1, ...), not {batch_dim!r}")
+        self._batch_dim = batch_dim
         wrapper, model = model, inner_module(model)
         if not any(True for _ in model.parameters()):
             raise ValueError("nanscope.record: the model has no parameters: there is no training to record")
@@ -52,7 +62,9 @@ class Recorder:
         self._step = 0
         script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else ""
         self.name = name or (os.path.basename(script) if script else "python")
-        self._probe = StepProbe(model, optimizer, scaler, ops=ops)
+        self._probe = StepProbe(model, optimizers, scaler, ops=ops)
+        self._time_first = sequence_first(model)
+        self._unmeasured_said: set = set()
         # Data-parallel: each rank records its own gradients, measured before DDP averages them.
         self.ranks_own_gradients = is_ddp(wrapper) and check_buckets(
             wrapper, self._probe.measure_bucket, self._probe.measure_reduced)
@@ -122,6 +134,9 @@ class Recorder:
                 "optimizer_class": type(optimizer).__name__ if optimizer is not None else None,
                 "optimizer_settings": optimizer_settings(optimizer),
                 "scaler": type(scaler).__name__ if scaler is not None else None,
+                "optimizers": [type(o).__name__ for o in self._probe.optimizers],
+                "instrumentation": self._instrumentation(self._probe.checks_ops),
+                "not_measured": [{"layer": path, "why": why} for path, why in self._probe.not_measured],
             },
             "steps": 0,
             "seed": torch.initial_seed(),
@@ -145,6 +160,8 @@ class Recorder:
                            [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
         self._event("info", 0, -1, f"recording {self.name}: a Python training loop on {device}, torch "
                     f"{torch.__version__}, {optimizer_label(optimizer)}")
+        for path, why in self._probe.not_measured:
+            self._event("warning", 0, -1, f"not measured: {_layer_name(path)}: {why}")
         self._writer.flush()
         if self._writer.error:
             raise WriteError(self._writer.error)
@@ -181,12 +198,39 @@ class Recorder:
             raise ValueError(f"nanscope: step(loss): the loss must hold one value (a scalar), not shape "
                              f"{list(loss.shape)}: reduce it first, e.g. loss.mean()")
         indices = [int(i) for i in samples] if samples is not None else None
-        if self._closed:  # recording stopped after an error, errors="continue": training goes on
+        if self._closed:  # recording stopped after an error: training goes on
             return
-        measures = self._probe.finish(loss)
-        self._record(measures, indices)
+        try:
+            if self._probe.failure is None:
+                self._record(self._probe.finish(loss), indices)
+        except (WriteError, sqlite3.Error, OSError):
+            raise
+        except Exception as e:  # noqa: BLE001 - an error of the recorder's own never reaches the loop
+            self._probe.fail(e)
+        if self._probe.failure is not None:
+            self._stop_after_failure(self._probe.failure)
+            return
         if self.error is not None:
             self._stop_after_error()
+
+    def _stop_after_failure(self, failure: str) -> None:
+        """The recorder failed inside (a bug, or a model it cannot follow): the steps so far stay
+        in the file, which is closed with the reason, and the loop trains on unrecorded."""
+        message = (f"the recorder stopped at step {self._step}: {failure}; the training went on unrecorded "
+                   "(please report this with the model's class)")
+        warnings.warn(f"nanscope: {message}", RuntimeWarning, stacklevel=3)
+        self.error = message
+        self.close(error=message)
+
+    def _instrumentation(self, ops: bool) -> Dict[str, Any]:
+        """What a step's numbers mean: what is measured every step, what only on some."""
+        return {
+            "every_step": ["input", "module calls' outputs", "gradients into module outputs",
+                           "parameters", "parameter gradients", "loss", "update ratio"],
+            "exact_counts": "on tensors holding NaN or Inf (others: min, max and norm)",
+            "ops": ops,
+            "batch_dim": self._batch_dim,
+        }
 
     def _stop_after_error(self) -> None:
         message = self.error
@@ -198,10 +242,9 @@ class Recorder:
     def _record(self, m: StepMeasures, samples: Optional[List[int]]) -> None:
         step = self._step
         self._step += 1
-        bad = [samples[r] if samples is not None and r < len(samples) else r for r in m.bad_rows] \
-            if samples is not None else []
-        origin = find_origin(step, self.layers, m.layers, m.forward_order, m.input_health, m.loss_health,
-                             self._previous_params_finite, m.input_grad_finite)
+        bad, rows_note = bad_samples(m.passes, samples, self._batch_dim, self._time_first)
+        origin = find_origin(step, self.layers, m.layers, m.calls, m.grad_events, m.input_health, m.loss_health,
+                             self._previous_params_finite)
         overflow: List[int] = []
         skipped = self._optimizer is not None and not m.optimizer_stepped
         if skipped and m.loss_scaling:
@@ -211,7 +254,7 @@ class Recorder:
         if origin.valid() and m.op_origin is not None:
             apply_op_origin(origin, m.op_origin, self.layers)
         if origin.valid():
-            origin.explanation = explain(origin, m.input_health, bad)
+            origin.explanation = explain(origin, m.input_health, bad, rows_note)
             if origin.phase == "update" and self._from_other_ranks == step - 1:
                 origin.explanation = origin.explanation.rstrip(".") + (
                     " with gradients that the all-reduce brought from another rank (this rank's own were finite).")
@@ -265,6 +308,10 @@ class Recorder:
             self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if skipped:
             self._event("recovery", step, -1, why)
+        for why_not in m.unmeasured:
+            if why_not not in self._unmeasured_said:
+                self._unmeasured_said.add(why_not)
+                self._event("warning", step, -1, f"not measured: a tensor of this step: {why_not}")
         if m.nonfinite_from_other_ranks and self._from_other_ranks is None:
             self._from_other_ranks = step
             self._event("warning", step, -1, "the gradient all-reduce brought NaN or Inf from another rank: this "
@@ -346,9 +393,24 @@ class Recorder:
         self.close(error=f"{kind.__name__}: {value}" if kind is not None else None)
 
 
-def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optional[torch.optim.Optimizer] = None,
+def _optimizers(optimizer: Optimizers) -> List[torch.optim.Optimizer]:
+    if optimizer is None:
+        return []
+    many = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
+    for o in many:
+        if not isinstance(o, torch.optim.Optimizer):
+            raise TypeError(f"nanscope.record: optimizer must be a torch.optim.Optimizer (or a list of them), "
+                            f"not {type(o).__name__}")
+    return many
+
+
+def _layer_name(path: str) -> str:
+    return f"layer '{path}'" if path else "the model"
+
+
+def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optimizers = None,
            scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
-           keep: Union[str, int] = "auto") -> Recorder:
+           keep: Union[str, int] = "auto", batch_dim: Optional[int] = None) -> Recorder:
     """Starts recording ``model``'s training into the run file ``path``; see docs/python.md.
 
     Returns the recorder, also a context manager: closing it writes the summary. ``errors``:
@@ -357,7 +419,9 @@ def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimiz
     that turned finite inputs into a non-finite value, with its line (slow: for hunting).
     ``keep``: what the file keeps of each layer's health, as ``nanscope run --keep``: ``"auto"``
     (every non-finite step and its lead-up in full, samples of the rest, within 1.5 GiB),
-    ``"all"``, or a budget such as ``"2GiB"``.
+    ``"all"``, or a budget such as ``"2GiB"``. ``optimizer``: one optimizer or a list of them
+    (the first one's learning rate is recorded). ``batch_dim``: the dimension of the model's
+    input that holds the batch's rows, when it is not the first (see docs/python.md).
     """
     return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors, ops=ops,
-                    keep=keep)
+                    keep=keep, batch_dim=batch_dim)

@@ -1,0 +1,82 @@
+"""What one step gathers while it runs (``StepState``) and what it hands the recorder at its end
+(``StepMeasures``): the probe fills the first from its hooks, and ``StepProbe.finish`` reads it
+into the second with one host read."""
+
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import torch
+
+from .health import Health, StatBatch
+from .ops import OpOrigin
+from .origin import Call, GradEvent, LayerHealth
+
+# The calls a tensor is an output of, and those it is an input of: the one hook a tensor gets
+# measures its gradient once for all of them.
+Target = Tuple[List[int], List[int]]
+
+
+@dataclass
+class StepMeasures:
+    """What one step measured, on the host."""
+
+    layers: List[LayerHealth]
+    calls: List[Call]  # every module call, in the order calls ended
+    grad_events: List[GradEvent]  # every gradient measured, in the order backward ran
+    input_health: Health  # of every forward pass's inputs
+    passes: List[torch.Tensor]  # each pass's batch (its first floating input), kept on a bad step only
+    loss_health: Health
+    loss: float
+    grad_norm: float  # of the parameters' gradients as backward made them (unscaled)
+    grad_norm_clipped: float  # as the optimizer got them
+    learning_rate: float
+    loss_scale: float  # 1 without a loss scaler
+    loss_scaling: bool
+    optimizer_stepped: bool
+    precision: str
+    step_ms: float
+    op_origin: Optional[OpOrigin] = None  # with ops=True: the first op that made a non-finite value
+    # Data-parallel: this rank's own gradients were finite, those the all-reduce gave back not.
+    nonfinite_from_other_ranks: bool = False
+    unmeasured: List[str] = field(default_factory=list)  # why tensors of this step were not measured
+
+
+@dataclass
+class StepState:
+    batch: StatBatch = field(default_factory=StatBatch)
+    started: float = field(default_factory=time.perf_counter)
+    calls: List[Tuple[int, List[int], List[int]]] = field(default_factory=list)  # (module, inputs, outputs)
+    call_out_grads: Dict[int, List[int]] = field(default_factory=dict)  # call -> its outputs' gradients
+    grad_events: List[Tuple[int, Target]] = field(default_factory=list)  # (slot, target) as backward ran
+    params: Dict[int, List[int]] = field(default_factory=dict)
+    param_grads: Dict[int, List[int]] = field(default_factory=dict)
+    passes: List[Tuple[List[int], Optional[torch.Tensor]]] = field(default_factory=list)  # (slots, rows' tensor)
+    # id(tensor) -> (a weak reference to it, its slot): a tensor measured once a step, without
+    # keeping it alive (an id freed and reused is told by its dead reference).
+    slot_of: Dict[int, Tuple[weakref.ref, int]] = field(default_factory=dict)
+    grad_targets: Dict[int, Tuple[weakref.ref, Target]] = field(default_factory=dict)
+    param_grads_queued: bool = False  # their measurement waits for the end of backward
+    in_backward: bool = False  # a forward now is a checkpoint's recompute, not a pass of the step
+    # Data-parallel: layer -> parameter's place in it -> slot, measured in a gradient bucket
+    # before its all-reduce (this backward's); and the slots of the buckets as averaged.
+    bucket_grads: Dict[int, Dict[int, int]] = field(default_factory=dict)
+    reduced_slots: List[int] = field(default_factory=list)
+    weights_before: Optional[List[torch.Tensor]] = None  # copies taken before the step's first update
+    scale_slot: Optional[int] = None
+    scale: float = 1.0
+    learning_rate: Optional[float] = None
+    clipped_slots: List[int] = field(default_factory=list)
+    optimizer_stepped: bool = False
+    precision: str = "fp32"
+
+    def measure(self, t: torch.Tensor) -> int:
+        known = self.slot_of.get(id(t))
+        if known is not None and known[0]() is t:
+            return known[1]
+        slot = self.batch.add(t)
+        self.slot_of[id(t)] = (weakref.ref(t), slot)
+        return slot
