@@ -3,7 +3,8 @@
 Usage: PYTHONPATH=python python3 python/benchmarks/bench_recorder.py [--rounds R] [--steps S]
        [--models mlp,cnn,deep] [--device cpu|cuda] [--threads T] [--ops] [--syncs]
 
-For each model (an MLP, a small CNN, a deep stack of 24 Linear+Tanh), each round times S training
+For each model (an MLP, a small CNN, a deep stack of 24 Linear+Tanh, a 2-layer transformer
+encoder, and stacks of 10, 100 and 1,000 tiny modules: --models all), each round times S training
 steps three ways, interleaved so that machine noise reaches each alike:
   plain     the user's loop, nothing attached (the baseline);
   isnan     the same loop with a forward hook on every module doing `torch.isnan(out).any()` and
@@ -55,8 +56,39 @@ def deep() -> Tuple[nn.Module, torch.Tensor, torch.Tensor]:
     return nn.Sequential(*layers, nn.Linear(64, 10)), torch.randn(32, 64), torch.randint(0, 10, (32,))
 
 
-MODELS: Dict[str, Callable[[], Tuple[nn.Module, torch.Tensor, torch.Tensor]]] = {"mlp": mlp, "cnn": cnn,
-                                                                                  "deep": deep}
+class TokenClassifier(nn.Module):
+    """A 2-layer transformer encoder (d 128, 4 heads) over 64 tokens, pooled into 10 classes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True), 2)
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(x).mean(dim=1))
+
+
+def transformer() -> Tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    return TokenClassifier(), torch.randn(16, 64, 128), torch.randint(0, 10, (16,))
+
+
+def tiny_stack(blocks: int) -> Callable[[], Tuple[nn.Module, torch.Tensor, torch.Tensor]]:
+    """`blocks` blocks of Linear(16, 16) + ReLU (2 * blocks + 1 modules with the stack): the cost a
+    module, where the tensors are too small for their passes to matter."""
+    def make() -> Tuple[nn.Module, torch.Tensor, torch.Tensor]:
+        layers: List[nn.Module] = []
+        for _ in range(blocks):
+            layers += [nn.Linear(16, 16), nn.ReLU()]
+        return nn.Sequential(*layers), torch.randn(8, 16), torch.randint(0, 16, (8,))
+    return make
+
+
+MODELS: Dict[str, Callable[[], Tuple[nn.Module, torch.Tensor, torch.Tensor]]] = {
+    "mlp": mlp, "cnn": cnn, "deep": deep, "transformer": transformer,
+    "tiny10": tiny_stack(5), "tiny100": tiny_stack(50), "tiny1000": tiny_stack(500)}
+# The tiny stacks train with plain SGD, as the issue that asked for them measured them.
+SGD_MODELS = {"tiny10", "tiny100", "tiny1000"}
 
 
 def time_steps(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, steps: int,
@@ -117,7 +149,8 @@ def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: boo
     torch.manual_seed(0)
     model, x, y = MODELS[name]()
     model, x, y = model.to(device), x.to(device), y.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3) if name in SGD_MODELS else \
+        torch.optim.AdamW(model.parameters(), lr=1e-3)
     time_steps(model, optimizer, x, y, steps)  # warm up
     times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": [], "ops": []}
     for r in range(rounds):
@@ -139,7 +172,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--models", default="mlp,cnn,deep")
+    parser.add_argument("--models", default="mlp,cnn,deep,transformer",
+                        help="comma-separated, or 'all': " + ",".join(MODELS))
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--ops", action="store_true", help="also time ops=True (a tenth of the steps)")
@@ -147,15 +181,20 @@ def main() -> None:
     args = parser.parse_args()
     if args.syncs and not args.device.startswith("cuda"):
         parser.error("--syncs counts CUDA synchronisations: use it with --device cuda")
+    if args.models == "all":
+        args.models = ",".join(MODELS)
+    unknown = [m for m in args.models.split(",") if m not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {','.join(unknown)}: choose from {','.join(MODELS)}")
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.device}, {args.threads} thread(s), {args.rounds} rounds of "
           f"{args.steps} steps, medians in ms a step")
-    print(f"{'model':6} {'plain':>8} {'isnan':>8} {'recorder':>9} {'isnan/plain':>12} {'rec/plain':>10} "
+    print(f"{'model':11} {'plain':>8} {'isnan':>8} {'recorder':>9} {'isnan/plain':>12} {'rec/plain':>10} "
           f"{'rec/isnan':>10}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
             m = bench(name, args.rounds, args.steps, args.device, folder, args.ops)
-            print(f"{name:6} {m['plain']:8.3f} {m['isnan']:8.3f} {m['recorder']:9.3f} "
+            print(f"{name:11} {m['plain']:8.3f} {m['isnan']:8.3f} {m['recorder']:9.3f} "
                   f"{m['isnan'] / m['plain']:11.3f}x {m['recorder'] / m['plain']:9.3f}x "
                   f"{m['recorder'] / m['isnan']:9.3f}x" + (f"   ops=True {m['ops']:.3f} ms, {m['ops'] / m['plain']:.1f}x"
                                                              if "ops" in m else ""))

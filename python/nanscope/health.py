@@ -64,21 +64,24 @@ def stored_values(t: torch.Tensor) -> torch.Tensor:
     implicit zeros are finite), a nested tensor's pieces, a quantized tensor dequantized. Raises
     ``Unmeasurable`` for a layout it does not know."""
     x = t.detach()
-    if getattr(x, "is_nested", False):
-        pieces = [p.reshape(-1) for p in x.unbind()]
-        return torch.cat(pieces) if pieces else torch.zeros(0)
+    if x.layout == torch.strided:  # the common case first: it is on every measured tensor's path
+        if x.is_quantized:
+            return x.dequantize()
+        if getattr(x, "is_nested", False):
+            pieces = [p.reshape(-1) for p in x.unbind()]
+            return torch.cat(pieces) if pieces else torch.zeros(0)
+        return x
     if x.layout == torch.sparse_coo:
         return x._values()
-    if x.layout in (torch.sparse_csr, getattr(torch, "sparse_csc", None), getattr(torch, "sparse_bsr", None),
-                    getattr(torch, "sparse_bsc", None)):
+    if x.layout in _COMPRESSED:
         return x.values()
     if x.layout == torch._mkldnn:  # type: ignore[attr-defined]
         return x.to_dense()
-    if x.layout != torch.strided:
-        raise Unmeasurable(f"its layout {x.layout} has no reductions")
-    if x.is_quantized:
-        return x.dequantize()
-    return x
+    raise Unmeasurable(f"its layout {x.layout} has no reductions")
+
+
+_COMPRESSED = tuple(getattr(torch, name) for name in ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+                    if hasattr(torch, name))
 
 
 def _reducible(t: torch.Tensor) -> torch.Tensor:

@@ -48,6 +48,8 @@ def _measurable(t: torch.Tensor) -> bool:
 
 # Runs a callback when the current backward pass ends (as DistributedDataParallel does).
 _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
+# PyTorch 2.x: -1 outside backward; tells a checkpoint's recompute from a forward of the step.
+_GRAPH_TASK_ID = getattr(torch._C, "_current_graph_task_id", None)
 
 
 def _norms(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
@@ -244,9 +246,8 @@ class StepProbe:
 
     def _in_backward(self, s: Optional[StepState]) -> bool:
         """A forward that runs inside backward: a checkpointed block computed again."""
-        task = getattr(torch._C, "_current_graph_task_id", None)  # PyTorch 2.x
-        if task is not None:
-            return task() != -1
+        if _GRAPH_TASK_ID is not None:
+            return _GRAPH_TASK_ID() != -1
         return s is not None and s.in_backward
 
     def _on_model_forward(self, module: torch.nn.Module, inputs: Any) -> None:
