@@ -6,7 +6,9 @@
 set -euo pipefail
 build=${1:?usage: check-packages.sh BUILD_DIR VERSION}
 version=${2:?usage: check-packages.sh BUILD_DIR VERSION}
-for tool in cpack dpkg-deb dpkg-shlibdeps; do
+# CPackDeb runs `file` on each packaged binary: without it cpack stops with a message that names
+# no package to install.
+for tool in cpack dpkg-deb dpkg-shlibdeps file; do
   command -v "$tool" >/dev/null || { echo "check-packages: $tool is missing (tools/install-deps.sh --tests)"; exit 1; }
 done
 scratch=$(mktemp -d)

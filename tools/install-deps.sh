@@ -5,8 +5,8 @@
 # python3-torch writes real PyTorch models (traced and scripted) for tst_python_*, python3-pytest
 # runs the Python recorder's tests (python/tests) and python3-pip builds its wheel; the packaging
 # checks (tst_desktop_integration, debian_packages) validate the desktop entry, the AppStream
-# metadata and the MIME type, and build the .deb files (dpkg-shlibdeps); --package adds what
-# `make package` needs (dpkg-shlibdeps, pip for the wheel); --fuzz
+# metadata and the MIME type, and build the .deb files (dpkg-shlibdeps, and `file`, which CPackDeb
+# runs on each binary); --package adds what `make package` needs (the same, pip for the wheel); --fuzz
 # adds clang-14 and libFuzzer for tools/fuzz/run.sh.
 set -euo pipefail
 
@@ -15,8 +15,8 @@ packages=(cmake g++ make ccache qt6-base-dev libtorch-dev libqcustomplot-dev lib
           qt6-tools-dev qt6-l10n-tools fonts-noto-cjk)
 [ "${1:-}" = "--tests" ] && packages+=(python3-torch python3-pytest python3-pip python3-setuptools python3-wheel
                                        desktop-file-utils appstream shared-mime-info libglib2.0-bin
-                                       libxml2-utils dpkg-dev)
-[ "${1:-}" = "--package" ] && packages+=(dpkg-dev python3-pip python3-setuptools python3-wheel)
+                                       libxml2-utils dpkg-dev file)
+[ "${1:-}" = "--package" ] && packages+=(dpkg-dev file python3-pip python3-setuptools python3-wheel)
 [ "${1:-}" = "--fuzz" ] && packages+=(clang-14 libfuzzer-14-dev)
 
 missing=()
