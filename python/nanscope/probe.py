@@ -253,6 +253,8 @@ class StepProbe:
     def _on_model_forward(self, module: torch.nn.Module, inputs: Any) -> None:
         """A forward pass of the root: part of the training step when autograd is on and the model
         trains (validation under no_grad or in eval mode is not)."""
+        if module is not self.model:
+            return  # a copy of the model (copy.deepcopy copies hooks too: an EMA twin, say)
         if self._passes_open > 0:  # the root called again inside its own pass
             self._passes_open += 1
             return
@@ -275,6 +277,8 @@ class StepProbe:
         return None
 
     def _on_forward(self, index: int, module: torch.nn.Module, inputs: Any, output: Any) -> None:
+        if module is not self._modules[index]:
+            return  # a copy's module (copy.deepcopy copies hooks too)
         s = self._measured_step(module)
         if s is not None:
             call = len(s.calls)

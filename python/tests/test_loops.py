@@ -230,3 +230,26 @@ def test_validation_passes_between_steps_stay_out_of_the_training_steps(tmp_path
     assert s["steps_run"] == 4
     assert s["first_nonfinite_step"] is None
     assert all(r["bad_samples"] == "" and r["origin_phase"] == "" for r in conftest.export_steps(path, tmp_path))
+
+
+def test_a_copy_of_the_model_is_not_recorded_as_the_model(tmp_path: Path) -> None:
+    """copy.deepcopy copies a module's hooks: an EMA twin made while recording runs them too, and
+    its forward (here on a NaN batch) must not pass for a pass of the recorded model."""
+    import copy
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    path = tmp_path / "twin.nsrun"
+    with nanscope.record(model, path, optimizer=optimizer) as rec:
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            twin = copy.deepcopy(model)
+            twin(torch.full((8, 4), float("nan")))
+            optimizer.step()
+            rec.step(loss, samples=range(8))
+    s = conftest.report(path)
+    assert s["steps_run"] == 3
+    assert s["first_nonfinite_step"] is None
