@@ -152,24 +152,17 @@ def find_origin(step: int, layers: Sequence[Layer], health: Sequence[LayerHealth
     if loss_health.has_nonfinite():
         return _at(step, layers, "loss", -1, True)
     first = next((e for e in grad_events if e.nonfinite), None)
-    if first is not None:
-        for k in first.consumers:
-            if calls[k].output_grads_finite is not False:
+    if first is not None and first.consumers:
+        k = next((k for k in first.consumers if calls[k].output_grads_finite is not False), first.consumers[0])
+        return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
+    if first is not None and first.producers:  # taken by code outside any module
+        for k in _enclosing(calls, layers, first.producers[0]):
+            if calls[k].output_grads_finite:
                 return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
-        if not first.consumers and first.producers:
-            for k in _enclosing(calls, layers, first.producers[0]):
-                if calls[k].output_grads_finite:
-                    return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
-            return _at(step, layers, "backward", -1, True)
-        if first.consumers:
-            k = first.consumers[0]
-            return _with_call(_at(step, layers, "backward", calls[k].module, True), calls[k])
-    # Only parameters' gradients went bad: the last module in forward order that holds them.
-    for k in range(len(calls) - 1, -1, -1):
-        i = calls[k].module
-        if health[i].param_grads.has_nonfinite():
-            return _at(step, layers, "backward", i, True)
-    for i in range(len(health) - 1, -1, -1):
+        return _at(step, layers, "backward", -1, True)
+    # Only parameters' gradients went bad: the last module in forward order that holds them (then
+    # those no hook saw called).
+    for i in [c.module for c in reversed(calls)] + list(range(len(health) - 1, -1, -1)):
         if health[i].param_grads.has_nonfinite():
             return _at(step, layers, "backward", i, True)
     return Origin()
@@ -182,9 +175,9 @@ def apply_op_origin(origin: Origin, op: "OpOrigin", layers: Sequence[Layer]) -> 
         return  # found elsewhere than where the map says the value was born
     origin.op = op.op
     origin.source = op.source
-    if origin.phase == "forward" and op.module >= 0 and op.module != origin.layer:
-        origin.call = origin.calls = 0  # the op names another module: the call was the map's
     if origin.phase == "forward" and op.module >= 0:
+        if op.module != origin.layer:
+            origin.call = origin.calls = 0  # the op names another module: the call was the map's
         origin.layer = op.module
         origin.layer_path = layers[op.module].path
         origin.produced = True

@@ -123,8 +123,7 @@ class StepProbe:
         self._passes_open = 0  # forward passes of the root that run now (a pass may call the root again)
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
-        self._ops = ops
-        self.checks_ops = ops
+        self.ops = ops  # every op of a step is checked (ops=True)
         self._checker: Optional[OpChecker] = None
         self._running: List[int] = []  # the modules whose forward runs now, innermost last (ops only)
         self._hook(0, lambda: model.register_forward_pre_hook(self._guard(self._on_model_forward)))
@@ -203,7 +202,7 @@ class StepProbe:
 
     def _before_update(self, optimizer: torch.optim.Optimizer) -> None:
         # The update is part of the step even when no forward hook began it (a TorchScript model).
-        s = self._step if self._step is not None else self._begin_quietly()
+        s = self._step if self._step is not None else self._begin(check_ops=False)
         self._measure_unseen_grads(s)
         if s.learning_rate is None:  # the first optimizer's, as run files keep one learning rate
             s.learning_rate = float(self.optimizers[0].param_groups[0]["lr"])
@@ -227,7 +226,8 @@ class StepProbe:
 
     # -- forward and backward --------------------------------------------------------------------
 
-    def _begin(self) -> StepState:
+    def _begin(self, check_ops: bool = True) -> StepState:
+        """A new step; ``check_ops=False`` for one that begins at its update or end (no op left to check)."""
         s = StepState()
         s.precision = _precision(self.model)
         for i, params in enumerate(self._own_params):
@@ -239,7 +239,7 @@ class StepProbe:
             else:
                 s.scale = float(self.scaler.get_scale())
         self._step = s
-        if self._ops:  # every op from here to the step's end is checked
+        if self.ops and check_ops:  # every op from here to the step's end is checked
             self._checker = OpChecker(lambda: self._running[-1] if self._running else -1)
             self._checker.__enter__()
         return s
@@ -366,7 +366,7 @@ class StepProbe:
         """Ends the step: one host read of everything it measured, then the exact passes."""
         op_origin = self._stop_checking()
         # A step whose forward no hook saw (a TorchScript model) still measures its parameters.
-        s = self._step if self._step is not None else self._begin_quietly()
+        s = self._step if self._step is not None else self._begin(check_ops=False)
         self._step = None
         self._passes_open = 0  # a forward that raised never closed its pass
         self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
@@ -431,13 +431,6 @@ class StepProbe:
             loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision, op_origin=op_origin,
             nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)),
             step_ms=(time.perf_counter() - s.started) * 1000.0)
-
-    def _begin_quietly(self) -> StepState:
-        checking, self._ops = self._ops, False  # a step that ends now checks no op
-        try:
-            return self._begin()
-        finally:
-            self._ops = checking
 
     def _update_norms(self, s: StepState) -> Optional[int]:
         """|w after - w before| and |w before| of every moving weight, read with the rest."""

@@ -135,7 +135,7 @@ class Recorder:
                 "optimizer_settings": optimizer_settings(optimizer),
                 "scaler": type(scaler).__name__ if scaler is not None else None,
                 "optimizers": [type(o).__name__ for o in self._probe.optimizers],
-                "instrumentation": self._instrumentation(self._probe.checks_ops),
+                "instrumentation": self._instrumentation(self._probe.ops),
                 "not_measured": [{"layer": path, "why": why} for path, why in self._probe.not_measured],
             },
             "steps": 0,
