@@ -2,6 +2,8 @@
 // Test helper: the models tests/python_fixtures.py writes with real PyTorch (Debian's python3-torch),
 // in a temporary folder of their own. Where no Python imports torch (`make test` installs it) the
 // suites fail, or skip with the reason when built with NANSCOPE_PYTHON_TORCH_OPTIONAL=ON.
+#include "python_with_torch.h"
+
 #include <QProcess>
 #include <QString>
 #include <QStringList>
@@ -37,23 +39,6 @@ public:
     std::string path(const QString &name) const { return filePath(name).toStdString(); }
 
 private:
-    // The first interpreter that imports torch: $NANSCOPE_PYTHON, then Debian's, then PATH's (a
-    // pyenv shim on PATH may hide the Debian package).
-    static QString pythonWithTorch(QString *tried)
-    {
-        QStringList candidates = {QStringLiteral("/usr/bin/python3"), QStringLiteral("python3")};
-        if (qEnvironmentVariableIsSet("NANSCOPE_PYTHON"))
-            candidates.prepend(qEnvironmentVariable("NANSCOPE_PYTHON"));
-        for (const QString &python : candidates) {
-            QProcess p;
-            p.start(python, {QStringLiteral("-c"), QStringLiteral("import torch")});
-            if (p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
-                return python;
-            *tried += python + QStringLiteral(" ");
-        }
-        return {};
-    }
-
     QString python_;
     QTemporaryDir dir_;
 };

@@ -1,14 +1,20 @@
 // A loop another program trained and recorded (the Python recorder writes a "recorder" object into
 // the run's config, no scenario and no model): the window opens it, its control panel names the
-// loop instead of a demo, and Start with it selected is refused with why.
+// loop instead of a demo, and Start with it selected is refused with why. A run the Python recorder
+// wrote (tests/python_event_run.py, with Debian's python3-torch) shows its events in Chinese, and
+// in English as the recorder wrote them.
+#include "models/event_log_model.h"
 #include "widgets/control_panel.h"
+#include "widgets/language.h"
 #include "window/main_window.h"
 
 #include "nanscope/run_file.h"
 
+#include "python_with_torch.h"
 #include "run_file_helpers.h"
 #include "window_runs.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -25,6 +31,8 @@ class TestRecordedLoopWindow : public QObject {
 private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void theLoopIsNamedAndNotTrainedAgain();
+    void pythonRunEventsReadInChinese();
+    void cleanup() { setLanguage(QStringLiteral("en"), false); }
 };
 
 void TestRecordedLoopWindow::theLoopIsNamedAndNotTrainedAgain()
@@ -55,6 +63,64 @@ void TestRecordedLoopWindow::theLoopIsNamedAndNotTrainedAgain()
     QVERIFY(again.isRecordedLoop());
     const std::string why = invalidRunConfigReason(again);
     QVERIFY2(why.find("cannot train it again") != std::string::npos, why.c_str());
+}
+
+// The English each event was recorded with, in order.
+static QStringList recordedTexts(const QString &path)
+{
+    QStringList out;
+    sqlite3 *db = nullptr;
+    if (sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt *s = nullptr;
+        sqlite3_prepare_v2(db, "SELECT text FROM events ORDER BY id", -1, &s, nullptr);
+        while (s && sqlite3_step(s) == SQLITE_ROW)
+            out << QString::fromUtf8(reinterpret_cast<const char *>(sqlite3_column_text(s, 0)));
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+    return out;
+}
+
+void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
+{
+    QString tried;
+    const QString python = testing::pythonWithTorch(&tried);
+    if (python.isEmpty() && NANSCOPE_PYTHON_TORCH_OPTIONAL)
+        QSKIP(qPrintable(QStringLiteral("no python3 with torch (tried %1)").arg(tried)));
+    QVERIFY2(!python.isEmpty(), qPrintable(QStringLiteral("no python3 with torch (tried %1); install python3-torch")
+                                               .arg(tried)));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("events.nsrun"));
+    QProcess recorder;
+    recorder.setProcessChannelMode(QProcess::MergedChannels);
+    recorder.start(python, {QStringLiteral(NANSCOPE_PYTHON_EVENT_RUN), path});
+    QVERIFY(recorder.waitForFinished(120000));
+    QVERIFY2(recorder.exitCode() == 0, recorder.readAll().constData());
+
+    QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
+    MainWindow w;
+    QVERIFY(runToEnd(w, [&] { w.openRun(path); }));
+    const auto shown = [&w] {
+        QStringList out;
+        for (int row = 0; row < w.eventModel()->rowCount(); ++row)
+            out << w.eventModel()->index(row, EventLogModel::MessageColumn).data().toString();
+        return out;
+    };
+    const QStringList chinese = shown();
+    QVERIFY2(chinese.size() >= 6, qPrintable(chinese.join(QLatin1Char('\n'))));
+    QVERIFY2(chinese[0].startsWith(QStringLiteral("正在记录 events.py：cpu 上的 Python 训练循环，torch ")),
+             qPrintable(chinese[0]));
+    QVERIFY2(chinese[1].startsWith(QStringLiteral("未测量：1：TorchScript 模块不接受 Python 钩子")), qPrintable(chinese[1]));
+    QCOMPARE(chinese[2], QStringLiteral("本步没有调用 optimizer.step()"));
+    QVERIFY2(chinese.filter(QStringLiteral("2 的输出每步增长 x")).size() == 1, qPrintable(chinese.join(QLatin1Char('\n'))));
+    QVERIFY2(chinese.filter(QStringLiteral("损失每步增长 x")).size() == 1, qPrintable(chinese.join(QLatin1Char('\n'))));
+
+    // In English the window composes each message into the very sentence Python wrote: one wording.
+    w.findChild<QAction *>(QStringLiteral("language_en"))->trigger();
+    QCoreApplication::processEvents();
+    const QStringList english = shown();
+    QCOMPARE(english, recordedTexts(path));
+    QVERIFY(english != chinese);
 }
 
 QTEST_MAIN(TestRecordedLoopWindow)

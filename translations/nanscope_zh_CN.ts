@@ -2274,5 +2274,33 @@ The rank of the job that went non-finite first.</source>
         <source>rank %1&apos;s parameters differ from the other ranks&apos; from %2 on: silent divergence, the signature of a hardware fault</source>
         <translation>第 %1 号进程的参数从 %2 起与其他进程不同：这是静默分歧，硬件故障的典型特征</translation>
     </message>
+    <message>
+        <source>recording %1: a Python training loop on %2, torch %3, %4</source>
+        <translation>正在记录 %1：%2 上的 Python 训练循环，torch %3，%4</translation>
+    </message>
+    <message>
+        <source>not measured: %1: a TorchScript module takes no Python hooks: its calls&apos; outputs and gradients are not measured (its parameters and their gradients are)</source>
+        <translation>未测量：%1：TorchScript 模块不接受 Python 钩子，它各次调用的输出和梯度没有测量（它的参数及其梯度有测量）</translation>
+    </message>
+    <message>
+        <source>not measured: %1: its calls are not measured (%2)</source>
+        <translation>未测量：%1：它的调用没有测量（%2）</translation>
+    </message>
+    <message>
+        <source>not measured: a tensor of this step: its layout %1 has no reductions</source>
+        <translation>未测量：本步的一个张量：它的布局 %1 不支持归约</translation>
+    </message>
+    <message>
+        <source>optimizer.step() was not called in this step</source>
+        <translation>本步没有调用 optimizer.step()</translation>
+    </message>
+    <message>
+        <source>the loss scaler skipped the update: the gradients overflowed</source>
+        <translation>损失缩放器跳过了更新：梯度溢出</translation>
+    </message>
+    <message>
+        <source>the gradient all-reduce brought NaN or Inf from another rank: this rank&apos;s own gradients were finite, and DistributedDataParallel averaged the others&apos; into them (`nanscope report FOLDER` names the rank where they were born)</source>
+        <translation>梯度 all-reduce 从另一个进程（rank）带来了 NaN 或 Inf：本进程自己的梯度是有限的，DistributedDataParallel 把其他进程的梯度平均进来了（`nanscope report FOLDER` 会指出它们产生于哪个进程）</translation>
+    </message>
 </context>
 </TS>

@@ -11,6 +11,7 @@ from typing import Deque, List, Optional, Sequence, Tuple
 
 from . import format as fmt
 from .health import Health
+from .messages import Message, short_number
 from .origin import Layer, LayerHealth
 
 WINDOW = 16  # steps a straight fit looks back over
@@ -79,18 +80,22 @@ def follow(t: Track, step: int, log_value: float, top: float, part_of_the_way: f
     return growth, steps_left
 
 
-def _about(steps_left: float) -> str:
+def _forecast(id: str, args: List[str], steps_left: float) -> Message:
+    """A forecast's message: its id with "-1" when one step is left, the steps last (forecast())."""
     n = max(1, int(math.floor(steps_left + 0.5)))
-    return f"in about {n} step" + ("s" if n > 1 else "")
+    return Message(id + "-1" if n == 1 else id, args + [str(n)])
 
 
-def overflow_text(what: str, growth: float, steps_left: float, precision: str) -> str:
-    return f"{what} grows x{10.0 ** growth:.2g} a step: {precision} overflow {_about(steps_left)}"
+def overflow_message(subject: str, name: str, growth: float, steps_left: float, precision: str) -> Message:
+    """``subject`` "output" (of the module ``name``) or "loss" (``name`` empty)."""
+    return _forecast(f"overflow-{subject}", [name, short_number(10.0 ** growth, 2), precision], steps_left)
 
 
-def vanishing_text(what: str, growth: float, steps_left: float, smallest: float, precision: str) -> str:
-    return (f"{what} shrinks x{10.0 ** -growth:.2g} a step: below {precision}'s smallest value ({smallest:.2g}) "
-            f"it rounds to 0 {_about(steps_left)}")
+def vanishing_message(subject: str, name: str, growth: float, steps_left: float, smallest: float,
+                      precision: str) -> Message:
+    """``subject`` "output" or "gradient" (into the module ``name``)."""
+    return _forecast(f"vanishing-{subject}", [name, short_number(10.0 ** -growth, 2), precision,
+                                             short_number(smallest, 2)], steps_left)
 
 
 def _abs_max(h: Health) -> float:
@@ -112,9 +117,9 @@ class TrendForecast:
         self._loss = Track()
 
     def add(self, step: int, health: Sequence[LayerHealth], loss: float, loss_health: Health,
-            precision: str) -> List[Tuple[int, str]]:
-        """Follows a step that did not fail; (layer or -1, text) for each warning due now."""
-        out: List[Tuple[int, str]] = []
+            precision: str) -> List[Tuple[int, Message]]:
+        """Follows a step that did not fail; (layer or -1, message) for each warning due now."""
+        out: List[Tuple[int, Message]] = []
         limits = fmt.PRECISION_LIMITS[precision]
         top, smallest = limits["largest_finite"], limits["smallest_positive"]
         reduced = precision != "fp32"
@@ -124,32 +129,32 @@ class TrendForecast:
             name = self._layers[i].path or "the model"
             if h.forward.present:
                 value = _abs_max(h.forward)
-                self._overflow(self._output[i], step, value, top, i, f"{name} output", precision, out)
+                self._overflow(self._output[i], step, value, top, i, "output", name, precision, out)
                 if reduced:
-                    self._vanishing(self._output_falls[i], step, value, smallest, i, f"{name} output", precision, out)
+                    self._vanishing(self._output_falls[i], step, value, smallest, i, "output", name, precision, out)
             if reduced and h.grad.present:
-                self._vanishing(self._grad_falls[i], step, _abs_max(h.grad), smallest, i, f"the gradient into {name}",
+                self._vanishing(self._grad_falls[i], step, _abs_max(h.grad), smallest, i, "gradient", name,
                                 precision, out)
         # The loss is computed in fp32 under mixed precision (autocast): fp32's limit.
         loss_value = math.nan if loss_health.has_nonfinite() else abs(loss)
-        self._overflow(self._loss, step, loss_value, fmt.PRECISION_LIMITS["fp32"]["largest_finite"], -1, "the loss",
+        self._overflow(self._loss, step, loss_value, fmt.PRECISION_LIMITS["fp32"]["largest_finite"], -1, "loss", "",
                        "fp32", out)
         return out
 
-    def _overflow(self, t: Track, step: int, value: float, limit: float, layer: int, what: str, precision: str,
-                  out: List[Tuple[int, str]]) -> None:
+    def _overflow(self, t: Track, step: int, value: float, limit: float, layer: int, subject: str, name: str,
+                  precision: str, out: List[Tuple[int, Message]]) -> None:
         log_value = math.log10(value) if value > 0.0 else math.nan
         found = follow(t, step, log_value, math.log10(limit), 0.25, self._horizon)
         if found:
-            out.append((layer, overflow_text(what, found[0], found[1], precision)))
+            out.append((layer, overflow_message(subject, name, found[0], found[1], precision)))
 
-    def _vanishing(self, t: Track, step: int, value: float, smallest: float, layer: int, what: str, precision: str,
-                   out: List[Tuple[int, str]]) -> None:
+    def _vanishing(self, t: Track, step: int, value: float, smallest: float, layer: int, subject: str, name: str,
+                   precision: str, out: List[Tuple[int, Message]]) -> None:
         # Falling values are followed as rising ones: -log10 of the value against -log10 of the limit.
         log_value = -math.log10(value) if value > 0.0 else math.nan
         found = follow(t, step, log_value, -math.log10(smallest), 0.5, self._horizon)
         if found:
-            out.append((layer, vanishing_text(what, found[0], found[1], smallest, precision)))
+            out.append((layer, vanishing_message(subject, name, found[0], found[1], smallest, precision)))
 
 LARGE_RUNNING = 3  # |dw| / |w| >= 1 this many steps running: diverging
 TINY_RUNNING = 20  # below TINY this many steps running while gradients flow: lost to rounding
@@ -165,8 +170,8 @@ class UpdateWarnings:
         self._tiny = [0] * len(layers)
         self._warned = [False] * len(layers)
 
-    def add(self, health: Sequence[LayerHealth], learning_rate: float) -> List[Tuple[int, str]]:
-        """Follows a finite step; returns (layer, text) for each warning due now."""
+    def add(self, health: Sequence[LayerHealth], learning_rate: float) -> List[Tuple[int, Message]]:
+        """Follows a finite step; returns (layer, message) for each warning due now."""
         out = []
         for i, h in enumerate(health):
             ratio = h.update_ratio
@@ -177,13 +182,9 @@ class UpdateWarnings:
                 continue
             self._warned[i] = True
             name = self._layers[i].path or "the model"
-            if self._large[i] >= LARGE_RUNNING:
-                text = (f"{name} weights move by {ratio:.2g} times their size a step ({LARGE_RUNNING} steps running; "
-                        "usual: 1e-4 to 1e-2): updates this large diverge, lower the learning rate")
-            else:
-                text = (f"{name} weights barely move: |dw| / |w| is {ratio:.2g} ({TINY_RUNNING} steps running; "
-                        "usual: 1e-4 to 1e-2): updates this small are lost to rounding, raise the learning rate")
-            out.append((i, text))
+            large = self._large[i] >= LARGE_RUNNING
+            out.append((i, Message("updates-large" if large else "updates-tiny",
+                                   [name, short_number(ratio, 2), str(LARGE_RUNNING if large else TINY_RUNNING)])))
         return out
 
 
@@ -194,13 +195,12 @@ class LossScaleWarning:
         self._lowest_below_one = 1.0
         self._warned = False
 
-    def add(self, loss_scaling: bool, scale: float) -> List[str]:
+    def add(self, loss_scaling: bool, scale: float) -> List[Message]:
         if not loss_scaling or self._warned or not scale < 1.0:
             return []
         out = []
         if scale < self._lowest_below_one < 1.0:
             self._warned = True
-            out.append(f"the loss scale fell to {scale:.3g} and keeps falling: gradients overflow fp16 even unscaled, "
-                       "and the scaler has nothing left to give")
+            out.append(Message("loss-scale-falling", [short_number(scale, 3)]))
         self._lowest_below_one = min(self._lowest_below_one, scale)
         return out

@@ -24,6 +24,8 @@ STEP_COLUMNS: List[str] = [c["name"] for c in _DEFINITION["steps_columns"] if c[
 HEALTH_KINDS: List[str] = _DEFINITION["health_kinds"]
 PHASES: List[str] = _DEFINITION["phases"]
 EVENT_KINDS: List[str] = _DEFINITION["event_kinds"]
+#: Event message ids and their English patterns (%1 the first argument): messages.py composes them.
+EVENT_MESSAGES: Dict[str, str] = _DEFINITION["event_messages"]
 SUMMARY_KEYS: List[str] = _DEFINITION["summary_keys"]
 ORIGIN_KEYS: List[str] = _DEFINITION["origin_keys"]
 PRECISIONS: List[str] = _DEFINITION["precisions"]

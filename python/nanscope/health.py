@@ -36,7 +36,7 @@ class Health:
         return self.nan + self.posinf + self.neginf
 
     def has_nonfinite(self) -> bool:
-        return self.nonfinite() > 0
+        return bool(self.nan or self.posinf or self.neginf)  # on every step's path: no call in it
 
     def merge(self, other: "Health") -> None:
         """Folds another tensor's health into this one, as ``TensorHealth::merge`` does."""
@@ -56,7 +56,11 @@ class Health:
 
 
 class Unmeasurable(ValueError):
-    """A tensor the reductions cannot take (a layout without them); the message says why."""
+    """A tensor the reductions cannot take: ``layout`` names its layout."""
+
+    def __init__(self, layout: object) -> None:
+        self.layout = str(layout)
+        super().__init__(f"its layout {self.layout} has no reductions")
 
 
 def stored_values(t: torch.Tensor) -> torch.Tensor:
@@ -77,9 +81,10 @@ def stored_values(t: torch.Tensor) -> torch.Tensor:
         return x.values()
     if x.layout == torch._mkldnn:  # type: ignore[attr-defined]
         return x.to_dense()
-    raise Unmeasurable(f"its layout {x.layout} has no reductions")
+    raise Unmeasurable(x.layout)
 
 
+_PLAIN = (torch.float32, torch.float64)  # never quantized, always reduced as they are
 _COMPRESSED = tuple(getattr(torch, name) for name in ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
                     if hasattr(torch, name))
 
@@ -153,11 +158,10 @@ def nonfinite_rows(t: torch.Tensor, dim: int = 0) -> List[int]:
 class StatBatch:
     """One step's measurements; ``add`` returns a slot, ``read`` gives every slot's value.
 
-    On the CPU a large tensor is read at once, and one that holds NaN or Inf gets its exact pass
-    right away: no large tensor outlives its hook, so the memory the step frees is reused as
-    without the recorder. A small CPU tensor is reduced at once too, but its three scalars are read
-    with the others at the step's end (turning each into a Python float costs more than the
-    reduction); it is kept until then for the exact pass, a few kilobytes. On a GPU a tensor is reduced to device
+    On the CPU a tensor is read at once, and one that holds NaN or Inf gets its exact pass right
+    away: no tensor outlives its hook, so the memory the step frees is reused as without the
+    recorder. (A small one of a half or integer type still has its three scalars read with the
+    others at the step's end.) On a GPU a tensor is reduced to device
     scalars (min, max, norm) and ``read`` copies all of them to the host at once, at the step's
     end; the tensors are kept until then for the exact pass of an unhealthy one, which the GPU's
     caching allocator makes cheap.
@@ -171,7 +175,7 @@ class StatBatch:
         self._host: Dict[torch.dtype, List[torch.Tensor]] = {}
         # A slot is a value already read (a Health, or a float for add_norm), or a _Pending.
         self._slots: List[object] = []
-        self.unmeasured: List[str] = []  # why a tensor was not measured, for each one that was not
+        self.unmeasured: List[str] = []  # the layout of each tensor that could not be measured
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -184,10 +188,24 @@ class StatBatch:
     def add(self, t: torch.Tensor) -> int:
         """Measures ``t``; returns its slot (an absent health, with the reason kept in
         ``unmeasured``, for a tensor the reductions cannot take)."""
+        if _small_plain(t):
+            # The common case, written out: a small dense CPU tensor of float32 or float64, read
+            # at once (three .item() cost less than keeping the scalars for one read at the end,
+            # and nothing can change the tensor before it is read). Every module call and gradient
+            # runs this, where each Python call counts.
+            x = t.detach()
+            low, high = torch.aminmax(x)
+            lo, hi = low.item(), high.item()
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                self._slots.append(exact_health(x))
+            else:
+                self._slots.append(Health(True, x.numel(), 0, 0, 0, lo, hi,
+                                          _finite_norm(x, torch.linalg.vector_norm(x).item())))
+            return len(self._slots) - 1
         try:
             x = _reducible(t)
         except Unmeasurable as e:
-            self.unmeasured.append(str(e))
+            self.unmeasured.append(e.layout)
             self._slots.append(Health())
             return len(self._slots) - 1
         if x.numel() == 0:
@@ -213,7 +231,7 @@ class StatBatch:
         try:
             x = _reducible(t)
         except Unmeasurable as e:
-            self.unmeasured.append(str(e))
+            self.unmeasured.append(e.layout)
             self._slots.append(0.0)
             return len(self._slots) - 1
         if x.device.type == "cpu":
@@ -294,6 +312,19 @@ class _PendingVector:
 class _PendingNorm:
     def __init__(self, norm: Tuple[torch.device, int]) -> None:
         self.norm = norm
+
+
+def _small_plain(t: torch.Tensor) -> bool:
+    """A small dense CPU tensor of float32 or float64: the common case, measured without detours."""
+    return t.dtype in _PLAIN and t.layout == torch.strided and t.is_cpu and not t.is_nested \
+        and 0 < t.numel() <= _SMALL
+
+
+def norms_of(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
+    """Each tensor's L2 norm: one call for them all where PyTorch has it."""
+    if hasattr(torch, "_foreach_norm"):
+        return list(torch._foreach_norm(tensors))
+    return [torch.linalg.vector_norm(t) for t in tensors]
 
 
 def _finite_norm(x: torch.Tensor, l2: float) -> float:

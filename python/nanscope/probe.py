@@ -24,7 +24,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import torch
 
-from .health import Health, stored_values
+from .health import Health, norms_of, stored_values
+from .messages import Message, layer_name
 from .ops import OpChecker, OpOrigin
 from .origin import Call, GradEvent, Layer, LayerHealth, layers_of
 from .step_state import StepMeasures, StepState, Target
@@ -42,6 +43,16 @@ def tensors_in(value: Any) -> Iterator[torch.Tensor]:
             yield from tensors_in(v)
 
 
+def _tensors(value: Any) -> Sequence[torch.Tensor]:
+    """``tensors_in`` as a sequence, without a generator for the usual one tensor or tuple of them
+    (every module call runs this twice)."""
+    if isinstance(value, torch.Tensor):
+        return (value,)
+    if type(value) is tuple and len(value) == 1 and isinstance(value[0], torch.Tensor):
+        return value
+    return list(tensors_in(value))
+
+
 def _measurable(t: torch.Tensor) -> bool:
     return t.is_floating_point() or t.is_complex()
 
@@ -52,10 +63,7 @@ _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
 _GRAPH_TASK_ID = getattr(torch._C, "_current_graph_task_id", None)
 
 
-def _norms(tensors: List[torch.Tensor]) -> List[torch.Tensor]:
-    if hasattr(torch, "_foreach_norm"):
-        return list(torch._foreach_norm(tensors))
-    return [torch.linalg.vector_norm(t) for t in tensors]
+_ABSENT = Health()  # nothing observed: shared, as a Health the probe hands out is never changed
 
 
 def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
@@ -112,7 +120,7 @@ class StepProbe:
         self.scaler = scaler
         self.failure: Optional[str] = None  # why the probe stopped measuring; None while it measures
         # (layer path, why) for each module whose calls are not measured.
-        self.not_measured: List[Tuple[str, str]] = []
+        self.not_measured: List[Tuple[str, Message]] = []
         self._modules = [m for _, m in named]
         self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
         self._all_params = [p for params in self._own_params for p in params]
@@ -142,18 +150,17 @@ class StepProbe:
             self._handles.append(register())
         except RuntimeError as e:
             path = self.layers[index].path
-            scripted = isinstance(self._modules[index], torch.jit.ScriptModule)
-            reason = ("a TorchScript module takes no Python hooks: its calls' outputs and gradients are not "
-                      "measured (its parameters and their gradients are)" if scripted else
-                      f"its calls are not measured ({e})")
+            layer = layer_name(path)
+            said = Message("not-measured-scripted", [layer]) \
+                if isinstance(self._modules[index], torch.jit.ScriptModule) else \
+                Message("not-measured-calls", [layer, str(e)])
             if all(known != path for known, _ in self.not_measured):
-                self.not_measured.append((path, reason))
+                self.not_measured.append((path, said))
 
     def _guard(self, body: Callable[..., Any]) -> Callable[..., None]:
         """``body`` as a hook that never raises into the loop and returns None (a hook's result
         would replace a module's output or a gradient)."""
-        @functools.wraps(body)
-        def hook(*args: Any, **kwargs: Any) -> None:
+        def hook(*args: Any, **kwargs: Any) -> None:  # no functools.wraps: it runs for every tensor hook
             if self.failure is not None:
                 return
             try:
@@ -217,7 +224,7 @@ class StepProbe:
                     by_device.setdefault(grad.device, []).append(grad)
         for grads in by_device.values():
             # The norm of the norms is the norm of them all: one call for every gradient.
-            norms = _norms(grads)
+            norms = norms_of(grads)
             s.clipped_slots.append(s.batch.add_norm(torch.stack([n.float() for n in norms])))
 
     def _after_update(self) -> None:
@@ -283,13 +290,13 @@ class StepProbe:
         if s is not None:
             call = len(s.calls)
             in_slots, out_slots = [], []
-            for t in tensors_in(inputs):
-                if _measurable(t):
+            for t in _tensors(inputs):
+                if t.is_floating_point() or t.is_complex():
                     in_slots.append(s.measure(t))
                     if t.requires_grad:  # the gradient this call's backward hands back
                         self._grad_target(s, t)[1].append(call)
-            for t in tensors_in(output):
-                if _measurable(t):
+            for t in _tensors(output):
+                if t.is_floating_point() or t.is_complex():
                     out_slots.append(s.measure(t))
                     if t.requires_grad:
                         self._grad_target(s, t)[0].append(call)
@@ -378,6 +385,8 @@ class StepProbe:
         def merged(slots: List[int]) -> Health:
             if len(slots) == 1:  # the common case; a Health read is never changed afterwards
                 return values[slots[0]]  # type: ignore[return-value]
+            if not slots:
+                return _ABSENT
             h = Health()
             for slot in dict.fromkeys(slots):  # a tensor two calls share counts once
                 h.merge(values[slot])  # type: ignore[arg-type]
@@ -387,27 +396,19 @@ class StepProbe:
         outputs: List[List[int]] = [[] for _ in range(n)]
         inputs: List[List[int]] = [[] for _ in range(n)]
         grads: List[List[int]] = [[] for _ in range(n)]
-        calls_of = [0] * n
-        calls: List[Call] = []
         for k, (module, in_slots, out_slots) in enumerate(s.calls):
             outputs[module] += out_slots
             inputs[module] += in_slots
-            out_grads = s.call_out_grads.get(k, [])
-            grads[module] += out_grads
-            calls_of[module] += 1
-            calls.append(Call(module=module, inputs_finite=not merged(in_slots).has_nonfinite(),
-                              output_nonfinite=merged(out_slots).has_nonfinite(), number=calls_of[module],
-                              output_grads_finite=None if not out_grads else not merged(out_grads).has_nonfinite()))
-        for c in calls:
-            c.of = calls_of[c.module]
-        events = [GradEvent(nonfinite=merged([slot]).has_nonfinite(), producers=target[0], consumers=target[1])
-                  for slot, target in s.grad_events]
+            grads[module] += s.call_out_grads.get(k, ())
         layers: List[LayerHealth] = []
         for i in range(n):
             lh = LayerHealth(forward=merged(outputs[i]), grad=merged(grads[i]), params=merged(s.params.get(i, [])),
                              param_grads=merged(s.param_grads.get(i, [])))
             lh.input_finite = not merged(inputs[i]).has_nonfinite()
             layers.append(lh)
+        # The calls and gradient events only matter to a step's origin: a finite step skips them.
+        finite = not any(isinstance(v, Health) and v.has_nonfinite() for v in values)
+        calls, events = ([], []) if finite else _calls_and_events(s, merged)
         if update_slot is not None:
             self._update_ratios(values[update_slot], layers)  # type: ignore[arg-type]
         input_health = merged([slot for slots, _ in s.passes for slot in slots])
@@ -437,7 +438,7 @@ class StepProbe:
         if s.weights_before is None or not s.optimizer_stepped:
             return None
         moved = torch._foreach_sub([p.detach() for p in self._moving], s.weights_before)
-        norms = _norms(moved) + _norms(s.weights_before)
+        norms = norms_of(moved) + norms_of(s.weights_before)
         s.weights_before = None
         return s.batch.add_vector(torch.stack([v.float() for v in norms])) if norms else None
 
@@ -472,6 +473,23 @@ class StepProbe:
         self._handles.clear()
         self._restore.clear()
         self._step = None
+
+
+def _calls_and_events(s: StepState, merged: Callable[[List[int]], Health]) -> Tuple[List[Call], List[GradEvent]]:
+    """Every module call of the step, numbered within its module, and every gradient measured."""
+    calls_of: Dict[int, int] = {}
+    calls: List[Call] = []
+    for k, (module, in_slots, out_slots) in enumerate(s.calls):
+        out_grads = s.call_out_grads.get(k, [])
+        calls_of[module] = calls_of.get(module, 0) + 1
+        calls.append(Call(module=module, inputs_finite=not merged(in_slots).has_nonfinite(),
+                          output_nonfinite=merged(out_slots).has_nonfinite(), number=calls_of[module],
+                          output_grads_finite=None if not out_grads else not merged(out_grads).has_nonfinite()))
+    for c in calls:
+        c.of = calls_of[c.module]
+    events = [GradEvent(nonfinite=merged([slot]).has_nonfinite(), producers=target[0], consumers=target[1])
+              for slot, target in s.grad_events]
+    return calls, events
 
 
 def _total_norm(healths: List[Health]) -> float:

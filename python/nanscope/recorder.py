@@ -20,6 +20,7 @@ from .forecast import LossScaleWarning, TrendForecast, UpdateWarnings
 from .batch_rows import bad_samples, sequence_first
 from .chunks import StepFacts
 from .layer_keeper import LayerKeeper
+from .messages import Message
 from .origin import Origin, apply_op_origin, explain, find_origin
 from .probe import StepProbe
 from .step_state import StepMeasures
@@ -136,7 +137,7 @@ class Recorder:
                 "scaler": type(scaler).__name__ if scaler is not None else None,
                 "optimizers": [type(o).__name__ for o in self._probe.optimizers],
                 "instrumentation": self._instrumentation(self._probe.ops),
-                "not_measured": [{"layer": path, "why": why} for path, why in self._probe.not_measured],
+                "not_measured": [{"layer": path, "why": why.text()} for path, why in self._probe.not_measured],
             },
             "steps": 0,
             "seed": torch.initial_seed(),
@@ -158,10 +159,10 @@ class Recorder:
               json.dumps(self._keeper.keep_json()))])
         self._writer.write("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)",
                            [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
-        self._event("info", 0, -1, f"recording {self.name}: a Python training loop on {device}, torch "
-                    f"{torch.__version__}, {optimizer_label(optimizer)}")
+        self._event("info", 0, -1, Message("python-recording", [self.name, device, torch.__version__,
+                                                               optimizer_label(optimizer)]))
         for path, why in self._probe.not_measured:
-            self._event("warning", 0, -1, f"not measured: {_layer_name(path)}: {why}")
+            self._event("warning", 0, -1, why)
         self._writer.flush()
         if self._writer.error:
             raise WriteError(self._writer.error)
@@ -171,12 +172,16 @@ class Recorder:
         if self.errors == "continue":
             warnings.warn(f"nanscope: {message} (training goes on unrecorded)", RuntimeWarning)
 
-    def _event(self, kind: str, step: int, layer: int, text: str, origin: Optional[Origin] = None) -> None:
+    def _event(self, kind: str, step: int, layer: int, said: Union[str, Message],
+               origin: Optional[Origin] = None) -> None:
+        """One event: ``said`` a message the window translates, or text of its own (an error's)."""
         assert kind in fmt.EVENT_KINDS, kind
+        message = said if isinstance(said, Message) else None
         if self._writer is not None:
-            self._writer.write("INSERT INTO events (step, kind, layer, text, origin) VALUES (?,?,?,?,?)",
-                               [(step, kind, layer if layer >= 0 else None, text,
-                                 json.dumps(fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin")) if origin else None)])
+            self._writer.write("INSERT INTO events (step, kind, layer, text, origin, message) VALUES (?,?,?,?,?,?)",
+                               [(step, kind, layer if layer >= 0 else None, message.text() if message else said,
+                                 json.dumps(fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin")) if origin else None,
+                                 message.json() if message else None)])
         if self._keeper is not None:
             self._keeper.event(kind, step)
 
@@ -261,14 +266,11 @@ class Recorder:
         failed = origin.valid() and not scaler_absorbs
         params_finite = not any(lh.params.has_nonfinite() for lh in m.layers)
         self._previous_params_finite = params_finite
-        why = ""
-        if skipped:
-            why = ("the loss scaler skipped the update: the gradients overflowed" if m.loss_scaling
-                   else "optimizer.step() was not called in this step")
+        why = Message("scaler-skipped-update" if m.loss_scaling else "update-not-called") if skipped else None
         row = {
             "step": step, "loss": m.loss, "grad_norm": m.grad_norm, "grad_norm_clipped": m.grad_norm_clipped,
             "lr": m.learning_rate, "loss_scale": m.loss_scale, "skipped": int(skipped), "rolled_back": 0,
-            "why": why or None, "step_ms": m.step_ms,
+            "why": why.text() if why else None, "step_ms": m.step_ms,
             "origin_phase": origin.phase or None,
             "origin_layer": origin.layer if origin.valid() and origin.layer >= 0 else None,
             "origin_op": origin.op or None, "origin_source": origin.source or None,
@@ -306,23 +308,21 @@ class Recorder:
         if failed and self._first_origin is None:
             self._first_origin = origin
             self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
-        if skipped:
+        if why is not None:
             self._event("recovery", step, -1, why)
         for why_not in m.unmeasured:
             if why_not not in self._unmeasured_said:
                 self._unmeasured_said.add(why_not)
-                self._event("warning", step, -1, f"not measured: a tensor of this step: {why_not}")
+                self._event("warning", step, -1, Message("not-measured-layout", [why_not]))
         if m.nonfinite_from_other_ranks and self._from_other_ranks is None:
             self._from_other_ranks = step
-            self._event("warning", step, -1, "the gradient all-reduce brought NaN or Inf from another rank: this "
-                        "rank's own gradients were finite, and DistributedDataParallel averaged the others' into "
-                        "them (`nanscope report FOLDER` names the rank where they were born)")
-        for text in self._scale_warning.add(m.loss_scaling, m.loss_scale):  # finite or not
-            self._event("warning", step, -1, text)
+            self._event("warning", step, -1, Message("rank-nonfinite-from-other"))
+        for said in self._scale_warning.add(m.loss_scaling, m.loss_scale):  # finite or not
+            self._event("warning", step, -1, said)
         if not failed:  # the value is already here on a failed step: nothing to forecast
-            for layer, text in self._update_warnings.add(m.layers, m.learning_rate) + \
+            for layer, said in self._update_warnings.add(m.layers, m.learning_rate) + \
                     self._trends.add(step, m.layers, m.loss, m.loss_health, m.precision):
-                self._event("warning", step, layer, text)
+                self._event("warning", step, layer, said)
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -402,10 +402,6 @@ def _optimizers(optimizer: Optimizers) -> List[torch.optim.Optimizer]:
             raise TypeError(f"nanscope.record: optimizer must be a torch.optim.Optimizer (or a list of them), "
                             f"not {type(o).__name__}")
     return many
-
-
-def _layer_name(path: str) -> str:
-    return f"layer '{path}'" if path else "the model"
 
 
 def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optimizers = None,

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,24 @@ def train(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y
         if rec is not None:
             rec.step(loss)
     return losses
+
+
+def assert_events_carry_messages(path: Path) -> List[Tuple[str, str, List[str]]]:
+    """Every event the recorder wrote says its sentence as the C++ core would: a message id the
+    core knows (format.json), and the English composed from its arguments, except an error's own
+    text and the first non-finite step's origin (the window words it from the origin). Returns
+    (kind, id, args) of each event with a message."""
+    from nanscope import format as fmt
+    from nanscope.messages import Message
+    out = []
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        for kind, text, message in db.execute("SELECT kind, text, message FROM events ORDER BY id"):
+            if kind in ("error", "first-nonfinite"):
+                assert message is None, (kind, message)
+                continue
+            assert message is not None, f"a {kind} event without a message id: {text}"
+            said = json.loads(message)
+            assert said["id"] in fmt.EVENT_MESSAGES, said
+            assert Message(said["id"], said["args"]).text() == text
+            out.append((kind, said["id"], said["args"]))
+    return out

@@ -133,6 +133,7 @@ def test_the_loop_trains_as_without_the_recorder(tmp_path: Path, name: str) -> N
     assert recorded == plain
     assert rec.error is None
     s = conftest.report(path)
+    conftest.assert_events_carry_messages(path)
     assert s["steps_run"] == 3
     assert s["error"] is None
     with sqlite3.connect(path) as db:

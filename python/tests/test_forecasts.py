@@ -3,12 +3,13 @@ and on a real diverging loop, whose overflow is forecast before it happens."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import nanscope
 from conftest import regression, train
-from nanscope.forecast import Track, follow, overflow_text
+from nanscope.forecast import Track, follow, overflow_message
 
 
 def test_a_value_growing_a_hundredfold_a_step_is_forecast_once() -> None:
@@ -20,7 +21,11 @@ def test_a_value_growing_a_hundredfold_a_step_is_forecast_once() -> None:
     assert [step for step, f in enumerate(found) if f] == [5]
     growth, steps_left = found[5]
     assert abs(growth - 2.0) < 1e-9
-    assert overflow_text("fc2 output", growth, steps_left, "fp32") == "fc2 output grows x1e+02 a step: fp32 overflow in about 14 steps"
+    said = overflow_message("output", "fc2", growth, steps_left, "fp32")
+    assert (said.id, said.args) == ("overflow-output", ["fc2", "1e+02", "fp32", "14"])
+    assert said.text() == "fc2 output grows x1e+02 a step: fp32 overflow in about 14 steps"
+    one = overflow_message("loss", "", growth, 0.6, "fp32")
+    assert (one.id, one.text()) == ("overflow-loss-1", "the loss grows x1e+02 a step: fp32 overflow in about 1 step")
 
 
 def test_noise_is_not_growth() -> None:
@@ -36,6 +41,9 @@ def test_a_diverging_loop_is_warned_of_before_it_overflows(tmp_path: Path) -> No
         train(model, optimizer, x, y, 30, rec)
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     first = db.execute("SELECT min(step) FROM steps WHERE origin_phase IS NOT NULL").fetchone()[0]
-    grows = db.execute("SELECT step, text FROM events WHERE kind = 'warning' AND text LIKE '% grows x%'").fetchall()
+    grows = db.execute("SELECT step, text, message FROM events WHERE kind = 'warning' AND text LIKE '% grows x%'"
+                       ).fetchall()
     assert first is not None and grows
-    assert min(step for step, _ in grows) < first
+    assert min(step for step, _, _ in grows) < first
+    # Each carries the C++ message id the window translates, with the arguments the English was made of.
+    assert all(json.loads(message)["id"].startswith("overflow-") for _, _, message in grows)

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 import nanscope
+import conftest
 from conftest import export_steps, report
 
 
@@ -103,3 +104,7 @@ def test_a_scale_that_keeps_falling_below_one_is_warned_of_once(tmp_path: Path) 
     warnings = db.execute("SELECT step, text FROM events WHERE kind = 'warning'").fetchall()
     assert [step for step, _ in warnings] == [due]
     assert warnings[0][1].startswith("the loss scale fell to ")
+    said = conftest.assert_events_carry_messages(path)
+    assert [i for kind, i, _ in said if kind == "warning"] == ["loss-scale-falling"]
+    recoveries = [i for kind, i, _ in said if kind == "recovery"]  # the steps the scaler skipped
+    assert recoveries and set(recoveries) == {"scaler-skipped-update"}

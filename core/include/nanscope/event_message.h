@@ -4,6 +4,7 @@
 // translates the sentence's pattern, while Event::text, run files and the command line keep the
 // English. An event raised from text alone (an error's message) has no id.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nanscope {
@@ -19,6 +20,10 @@ struct EventMessage {
 // The English pattern of a message id, with %1, %2, ... for its arguments; nullptr for an id
 // this build does not know (a newer file's).
 const char *eventMessagePattern(const std::string &id);
+
+// Every id this build knows with its English pattern, in a fixed order: format.json carries them
+// to the Python recorder, so that both writers say the same sentences under the same ids.
+std::vector<std::pair<std::string, std::string>> eventMessagePatterns();
 
 // The English sentence: the pattern with each %N replaced by its argument. An unknown id gives
 // its arguments joined by spaces.

@@ -117,6 +117,24 @@ const Pattern kPatterns[] = {
     {"whatif-nonfinite-at", QT_TRANSLATE_NOOP("nanscope::core", "non-finite at step %1")},
     {"whatif-last-update-nonfinite",
      QT_TRANSLATE_NOOP("nanscope::core", "the last update made the parameters non-finite")},
+    // The Python recorder's own events (python/nanscope reads these patterns from format.json).
+    {"python-recording",
+     QT_TRANSLATE_NOOP("nanscope::core", "recording %1: a Python training loop on %2, torch %3, %4")},
+    {"not-measured-scripted",
+     QT_TRANSLATE_NOOP("nanscope::core", "not measured: %1: a TorchScript module takes no Python hooks: its calls' "
+                                         "outputs and gradients are not measured (its parameters and their gradients "
+                                         "are)")},
+    {"not-measured-calls", QT_TRANSLATE_NOOP("nanscope::core", "not measured: %1: its calls are not measured (%2)")},
+    {"not-measured-layout",
+     QT_TRANSLATE_NOOP("nanscope::core", "not measured: a tensor of this step: its layout %1 has no reductions")},
+    {"update-not-called", QT_TRANSLATE_NOOP("nanscope::core", "optimizer.step() was not called in this step")},
+    {"scaler-skipped-update",
+     QT_TRANSLATE_NOOP("nanscope::core", "the loss scaler skipped the update: the gradients overflowed")},
+    {"rank-nonfinite-from-other",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "the gradient all-reduce brought NaN or Inf from another rank: this rank's own gradients were "
+                       "finite, and DistributedDataParallel averaged the others' into them (`nanscope report FOLDER` "
+                       "names the rank where they were born)")},
 };
 
 }  // namespace
@@ -127,6 +145,14 @@ const char *eventMessagePattern(const std::string &id)
         if (id == p.id)
             return p.english;
     return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> eventMessagePatterns()
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Pattern &p : kPatterns)
+        out.emplace_back(p.id, p.english);
+    return out;
 }
 
 std::string composeEventText(const EventMessage &message)

@@ -2,6 +2,7 @@
 // uses: the schema as createSchema makes it, the steps columns, the summary as summaryJson writes it.
 #include "nanscope/run_file_format.h"
 
+#include "nanscope/event_message.h"
 #include "nanscope/health_kinds.h"
 #include "nanscope/precision.h"
 #include "nanscope/run_json.h"
@@ -71,6 +72,9 @@ std::string runFileFormatJson()
     for (int s = 0; s < kSeriesCount; ++s)
         chunkSeries.push_back(seriesName(Series(s)));
     chunkSeries.push_back(record::kSkippedSeries);
+    Json messages = Json::object();  // event message ids and their English patterns (%1 the first argument)
+    for (const auto &[id, pattern] : eventMessagePatterns())
+        messages[id] = pattern;
     Origin origin;
     origin.phase = Phase::Forward;
     const Json out = {
@@ -82,6 +86,7 @@ std::string runFileFormatJson()
         {"health_kinds", kinds},
         {"phases", phases},
         {"event_kinds", events},
+        {"event_messages", messages},
         {"summary_keys", keysOf(summaryJson(RunSummary{}, {}))},
         {"origin_keys", keysOf(originJson(origin))},
         {"precisions", precisions},
