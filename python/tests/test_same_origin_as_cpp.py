@@ -30,16 +30,61 @@ def cpp_origin(model: nn.Module, x: torch.Tensor, y: torch.Tensor, tmp_path: Pat
     return summary["origin"]
 
 
+class UnrolledCell(nn.Module):
+    """One Linear called 60 times a forward (gain 6): float32 overflows in its 50th call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = nn.Linear(8, 8, bias=False)
+        with torch.no_grad():
+            self.cell.weight.copy_(torch.eye(8) * 6.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(60):
+            x = self.cell(x)
+        return x.sum(dim=1)
+
+
+class SharedBlock(nn.Module):
+    """One block on two finite inputs in a forward: the second call overflows inside the block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = nn.Linear(4, 4)
+        with torch.no_grad():
+            self.block.weight.fill_(10.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x) - self.block(x * 1e37)
+
+
+LOCAL = {"UnrolledCell": UnrolledCell, "SharedBlock": SharedBlock}
+
+
+def first_bad_call(model: nn.Module, x: torch.Tensor) -> int:
+    """The truth, by plain torch: the first call of the model's one child whose output is not finite."""
+    calls = []
+    child = next(model.children())
+    handle = child.register_forward_hook(lambda m, i, out: calls.append(bool(torch.isfinite(out).all())))
+    with torch.no_grad():
+        model(x)
+    handle.remove()
+    return calls.index(False) + 1
+
+
 @pytest.mark.parametrize("name, shape", [
     ("RootForwardNan", (8, 4)),       # NaN born in the root's own forward (sqrt outside a child)
     ("RootBackwardNan", (8, 4)),      # a finite forward, an Inf gradient made in the root's backward
     ("LogModel", (8, 4)),             # NaN born in a child module (head: log(x - 10))
     ("MaskedAttentionModel", (8, 5, 8)),  # -Inf from masked_fill, NaN from softmax, in attn
+    ("UnrolledCell", (4, 8)),         # a module called 60 times: Inf from its 50th call
+    ("SharedBlock", (4, 4)),          # a module called twice: Inf from its second call
 ])
 def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, shape: Tuple[int, ...]) -> None:
     torch.manual_seed(4)
-    model = getattr(fixtures, name)()
-    x = torch.randn(*shape)
+    model = LOCAL[name]() if name in LOCAL else getattr(fixtures, name)()
+    x = torch.randn(*shape).abs() + 0.5 if name in LOCAL else torch.randn(*shape)
+    bad_call = first_bad_call(model, x) if name in LOCAL else 0
     with torch.no_grad():
         y = torch.zeros_like(model(x))
     expected = cpp_origin(model, x, y, tmp_path)
@@ -55,6 +100,11 @@ def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, sha
     s = report(path)
     assert s["first_nonfinite_step"] == 0
     assert (s["origin"]["phase"], s["origin"]["layer"]) == (expected["phase"], expected["layer"])
+    if name in LOCAL:  # the module's own call made it, on both sides; Python also names the call
+        assert (expected["phase"], expected["layer"], expected["produced"]) == \
+            ("forward", "cell" if name == "UnrolledCell" else "block", True)
+        assert f"call {bad_call} of {60 if name == 'UnrolledCell' else 2}" in \
+            s["origin"]["explanation"], s["origin"]["explanation"]
 
 
 @pytest.mark.parametrize("name", ["LogModel", "RootForwardNan"])
