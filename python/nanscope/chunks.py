@@ -87,13 +87,22 @@ class MapCell:
         return (self.nan + self.posinf + self.neginf) / self.numel if self.numel > 0 else 0.0
 
     def add(self, h: Health, step: int) -> None:
-        """Folds one step's health in: the larger non-finite fraction wins, the earlier on a tie."""
+        """Folds one step's health in (``fold`` of the step's cell, written out: every layer and
+        kind of every step comes here): the larger non-finite fraction wins, the earlier on a tie."""
         if not h.present:
             return
         absmax = max(abs(h.min), abs(h.max)) if not math.isnan(h.min) else 0.0
+        absmax = absmax if math.isfinite(absmax) else 0.0
         norm = h.norm if math.isfinite(h.norm) else 0.0
-        self.fold(MapCell(True, step, h.numel, h.nan, h.posinf, h.neginf, absmax if math.isfinite(absmax) else 0.0,
-                          norm))
+        nonfinite = h.nan + h.posinf + h.neginf
+        if not self.present:
+            self.present, self.step, self.numel, self.nan, self.posinf, self.neginf = \
+                True, step, h.numel, h.nan, h.posinf, h.neginf
+            self.absmax, self.norm = absmax, norm
+            return
+        self.absmax, self.norm = max(self.absmax, absmax), max(self.norm, norm)
+        if nonfinite and h.numel > 0 and nonfinite / h.numel > self.fraction():
+            self.step, self.numel, self.nan, self.posinf, self.neginf = step, h.numel, h.nan, h.posinf, h.neginf
 
     def fold(self, later: "MapCell") -> None:
         """Folds a later cell in (MapCell::fold): the larger non-finite fraction wins, the earlier on a tie."""

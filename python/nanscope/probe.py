@@ -76,8 +76,14 @@ def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
     return params
 
 
+def _float32(scalars: List[torch.Tensor]) -> List[torch.Tensor]:
+    return [v if v.dtype == torch.float32 else v.float() for v in scalars]
+
+
 def _dense(t: torch.Tensor) -> Optional[torch.Tensor]:
     """A dense floating view of what ``t`` stores, or None when there is none to reduce."""
+    if t.dtype in (torch.float32, torch.float64) and t.layout == torch.strided and not t.is_nested:
+        return t  # the usual gradient, as it is
     try:
         x = stored_values(t)
     except ValueError:
@@ -225,7 +231,7 @@ class StepProbe:
         for grads in by_device.values():
             # The norm of the norms is the norm of them all: one call for every gradient.
             norms = norms_of(grads)
-            s.clipped_slots.append(s.batch.add_norm(torch.stack([n.float() for n in norms])))
+            s.clipped_slots.append(s.batch.add_norm(torch.stack(_float32(norms))))
 
     def _after_update(self) -> None:
         if self._step is not None:
@@ -430,7 +436,7 @@ class StepProbe:
             loss_health=loss_health, loss=_value_of(loss_health), grad_norm=grad_norm,
             grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
             loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision, op_origin=op_origin,
-            nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)),
+            nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)), all_finite=finite,
             step_ms=(time.perf_counter() - s.started) * 1000.0)
 
     def _update_norms(self, s: StepState) -> Optional[int]:
@@ -440,7 +446,9 @@ class StepProbe:
         moved = torch._foreach_sub([p.detach() for p in self._moving], s.weights_before)
         norms = norms_of(moved) + norms_of(s.weights_before)
         s.weights_before = None
-        return s.batch.add_vector(torch.stack([v.float() for v in norms])) if norms else None
+        if not norms:
+            return None
+        return s.batch.add_vector(torch.stack(_float32(norms)))
 
     def _update_ratios(self, norms: List[float], layers: List[LayerHealth]) -> None:
         count = len(self._moving)

@@ -289,8 +289,8 @@ class Recorder:
                               "forward", "backward") else -1,
                           scaler_skipped=bool(overflow))
         holds_nonfinite = origin.valid() or bool(overflow) or m.input_health.has_nonfinite() or \
-            m.loss_health.has_nonfinite() or any(getattr(lh, kind).has_nonfinite()
-                                                 for lh in m.layers for kind in fmt.HEALTH_KINDS)
+            m.loss_health.has_nonfinite() or (not m.all_finite and any(
+                getattr(lh, kind).has_nonfinite() for lh in m.layers for kind in fmt.HEALTH_KINDS))
         self._keeper.step(row, facts, m.layers, holds_nonfinite)
         # The summary's tally (StepTally): a step counts non-finite when it has an origin.
         self._steps += 1

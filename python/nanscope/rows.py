@@ -12,20 +12,21 @@ from .health import Health
 from .origin import LayerHealth
 
 _FLOAT_MAX = 3.4028234663852886e38
-_FLOAT = struct.Struct("<f")
-_BITS = struct.Struct("<i")
+# The min and max columns of a layer_steps row (after key and input_finite, four a health kind).
+_RANGE_COLUMNS = [2 + 4 * k + c for k in range(len(fmt.HEALTH_KINDS)) for c in (1, 2)]
 
 
-def compact(v: float) -> Union[None, int, float]:
-    """A min or max as layer_steps stores it (docs/run-file.md, Range::Compact): a value a float
-    holds exactly as the float's bits in an integer, any other as a number, NaN as NULL."""
-    if math.isnan(v):
-        return None
-    if math.isinf(v) or abs(v) <= _FLOAT_MAX:
-        bits = _FLOAT.pack(v)
-        if _FLOAT.unpack(bits)[0] == v:
-            return _BITS.unpack(bits)[0]
-    return v
+def compact_all(values: Sequence[float]) -> List[Union[None, int, float]]:
+    """Mins and maxes as layer_steps stores them (docs/run-file.md, Range::Compact): a value a float
+    holds exactly as the float's bits in an integer, any other as a number, NaN as NULL. Three
+    struct calls for them all: a step writes eight a layer."""
+    n = len(values)
+    # Finite values beyond float range cannot pack as floats: a stand-in that compares unequal.
+    packable = [v if not (abs(v) > _FLOAT_MAX and not math.isinf(v)) else 0.0 for v in values]
+    packed = struct.pack(f"<{n}f", *packable)
+    floats = struct.unpack(f"<{n}f", packed)
+    bits = struct.unpack(f"<{n}i", packed)
+    return [None if v != v else (bits[i] if floats[i] == v else v) for i, v in enumerate(values)]
 
 
 def health_columns(prefix: str, h: Health) -> Dict[str, Any]:
@@ -45,15 +46,26 @@ def layer_rows(step: int, count: int, layers: List[LayerHealth]) -> List[Tuple[s
     layer_nonfinite rows of its non-finite kinds, as (statement, rows)."""
     rows = []
     nonfinite = []
+    ranges: List[float] = []  # every present health's min and max, compacted together below
     for i, lh in enumerate(layers):
         values: List[Any] = [step * count + i, int(lh.input_finite)]
         for kind in fmt.HEALTH_KINDS:
             h: Health = getattr(lh, kind)
-            values += ([h.numel, compact(h.min), compact(h.max), h.norm] if h.present else [None] * 4)
-            if h.has_nonfinite():
+            if h.present:
+                values += (h.numel, len(ranges), len(ranges) + 1, h.norm)
+                ranges += (h.min, h.max)
+            else:
+                values += (None, None, None, None)
+            if h.nan or h.posinf or h.neginf:
                 nonfinite.append((step, i, kind, h.nan, h.posinf, h.neginf))
         values.append(lh.update_ratio if math.isfinite(lh.update_ratio) else None)
-        rows.append(tuple(values))
+        rows.append(values)
+    compacted = compact_all(ranges)
+    for values in rows:  # the min and max columns held their place in `ranges`
+        for at in _RANGE_COLUMNS:
+            if values[at - 1] is not None:
+                values[at] = compacted[values[at]]
+    rows = [tuple(values) for values in rows]
     columns = ["key", "input_finite"] + [f"{k}_{c}" for k in fmt.HEALTH_KINDS
                                          for c in ("numel", "min", "max", "norm")] + ["update_ratio"]
     out = [(f"INSERT INTO layer_steps ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)]

@@ -42,7 +42,9 @@ class StepMeasures:
     op_origin: Optional[OpOrigin] = None  # with ops=True: the first op that made a non-finite value
     # Data-parallel: this rank's own gradients were finite, those the all-reduce gave back not.
     nonfinite_from_other_ranks: bool = False
-    unmeasured: List[str] = field(default_factory=list)  # why tensors of this step were not measured
+    unmeasured: List[str] = field(default_factory=list)  # the layouts of tensors this step could not measure
+    # No tensor measured this step held NaN or Inf: a reader may skip looking layer by layer.
+    all_finite: bool = False
 
 
 @dataclass

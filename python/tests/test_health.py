@@ -90,3 +90,13 @@ def test_one_batch_of_every_kind_reads_each_as_its_exact_health() -> None:
         assert isinstance(got, Health)
         assert (got.numel, got.nan, got.posinf, got.neginf) == (want.numel, want.nan, want.posinf, want.neginf), name
         assert got.norm == pytest.approx(want.norm, rel=1e-5), name
+
+
+def test_ranges_are_stored_as_the_cpp_writer_compacts_them() -> None:
+    """Range::Compact: a value a float holds exactly as the float's bits, any other as a number, NaN
+    as NULL (docs/run-file.md), for a whole step's values at once."""
+    from nanscope.rows import compact_all
+    values = [1.5, 0.1, float("nan"), float("inf"), float("-inf"), 3.5e38, -0.0, 2.0 ** -149, 1e-46, 16777217.0]
+    assert compact_all(values) == [1069547520, 0.1, None, 2139095040, -8388608, 3.5e38, -2147483648, 1, 1e-46,
+                                   16777217.0]
+    assert compact_all([]) == []
