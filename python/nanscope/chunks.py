@@ -147,6 +147,17 @@ class StepFacts:
     quarantined: Sequence[int] = ()
 
 
+def step_fate(phase: str, layer: int, produced: bool, loss_scaling: bool, overflowed: bool,
+              loss_scale: float) -> Tuple[bool, int]:
+    """(failed, born_in_layer) of a step whose origin is ``phase`` ("" for none) in ``layer``: the
+    C++ ``StepRecord::failed`` and ``bornInLayer``. Gradients that overflowed under a dynamic loss
+    scaler (``overflowed``: it skipped the update) are the scaler at work, not a failure, until the
+    scale is below fp16's smallest value."""
+    absorbs = phase == "backward" and (loss_scaling or overflowed) and loss_scale >= 2.0 ** -24
+    failed = bool(phase) and not absorbs
+    return failed, layer if failed and produced and phase in ("forward", "backward") else -1
+
+
 class StepChunk:
     """The fold of one chunk's steps, written as the chunk tables' rows once the chunk is complete."""
 

@@ -11,7 +11,7 @@ from typing import Deque, List, Optional, Sequence, Tuple
 
 from . import format as fmt
 from .health import Health
-from .messages import Message, short_number
+from .messages import Message, layer_name, short_number
 from .origin import Layer, LayerHealth
 
 WINDOW = 16  # steps a straight fit looks back over
@@ -104,7 +104,9 @@ def _abs_max(h: Health) -> float:
 
 class TrendForecast:
     """Overflow and vanishing forecasts of each computing module's output (and the gradient into
-    it) and of the loss, as the C++ TrendForecast makes them."""
+    it) and of the loss, update-ratio and loss-scale warnings: the C++ TrendForecast, whose
+    ``add`` it follows step by step and in its order (the loss scale; then, layer by layer, the
+    update ratio and the trends; then the loss)."""
 
     def __init__(self, layers: Sequence[Layer], horizon: int = HORIZON) -> None:
         self._layers = layers
@@ -115,18 +117,28 @@ class TrendForecast:
         self._output_falls = [Track() for _ in layers]
         self._grad_falls = [Track() for _ in layers]
         self._loss = Track()
+        self._updates = UpdateWarnings(layers)
+        self._scale = LossScaleWarning()
 
-    def add(self, step: int, health: Sequence[LayerHealth], loss: float, loss_health: Health,
-            precision: str) -> List[Tuple[int, Message]]:
-        """Follows a step that did not fail; (layer or -1, message) for each warning due now."""
-        out: List[Tuple[int, Message]] = []
+    def add(self, step: int, health: Sequence[LayerHealth], loss: float, loss_health: Health, precision: str,
+            learning_rate: float, loss_scaling: bool, loss_scale: float, failed: bool) -> List[Tuple[int, Message]]:
+        """Follows one step; (layer or -1, message) for each warning due now. A failed step (a
+        non-finite value the loss scaler cannot absorb) is followed for its loss scale only."""
+        if self._horizon <= 0:
+            return []
+        out: List[Tuple[int, Message]] = [(-1, said) for said in self._scale.add(loss_scaling, loss_scale)]
+        if failed:  # the value is already here: nothing to forecast on this step
+            return out
         limits = fmt.PRECISION_LIMITS[precision]
         top, smallest = limits["largest_finite"], limits["smallest_positive"]
         reduced = precision != "fp32"
         for i, h in enumerate(health):
+            said = self._updates.follow(i, h, learning_rate)
+            if said is not None:
+                out.append((i, said))
             if not self._computes[i]:
                 continue
-            name = self._layers[i].path or "the model"
+            name = layer_name(self._layers[i].path)
             if h.forward.present:
                 value = _abs_max(h.forward)
                 self._overflow(self._output[i], step, value, top, i, "output", name, precision, out)
@@ -156,6 +168,7 @@ class TrendForecast:
         if found:
             out.append((layer, vanishing_message(subject, name, found[0], found[1], smallest, precision)))
 
+
 LARGE_RUNNING = 3  # |dw| / |w| >= 1 this many steps running: diverging
 TINY_RUNNING = 20  # below TINY this many steps running while gradients flow: lost to rounding
 TINY = 1e-7  # fp32 keeps about 7 significant digits
@@ -170,22 +183,19 @@ class UpdateWarnings:
         self._tiny = [0] * len(layers)
         self._warned = [False] * len(layers)
 
-    def add(self, health: Sequence[LayerHealth], learning_rate: float) -> List[Tuple[int, Message]]:
-        """Follows a finite step; returns (layer, message) for each warning due now."""
-        out = []
-        for i, h in enumerate(health):
-            ratio = h.update_ratio
-            flowing = h.param_grads.present and h.param_grads.norm > 0.0 and learning_rate > 0.0
-            self._large[i] = self._large[i] + 1 if math.isfinite(ratio) and ratio >= 1.0 else 0
-            self._tiny[i] = self._tiny[i] + 1 if math.isfinite(ratio) and ratio < TINY and flowing else 0
-            if self._warned[i] or (self._large[i] < LARGE_RUNNING and self._tiny[i] < TINY_RUNNING):
-                continue
-            self._warned[i] = True
-            name = self._layers[i].path or "the model"
-            large = self._large[i] >= LARGE_RUNNING
-            out.append((i, Message("updates-large" if large else "updates-tiny",
-                                   [name, short_number(ratio, 2), str(LARGE_RUNNING if large else TINY_RUNNING)])))
-        return out
+    def follow(self, i: int, h: LayerHealth, learning_rate: float) -> Optional[Message]:
+        """Follows layer ``i`` on a step that did not fail; its warning when one is due now."""
+        ratio = h.update_ratio
+        flowing = h.param_grads.present and h.param_grads.norm > 0.0 and learning_rate > 0.0
+        self._large[i] = self._large[i] + 1 if math.isfinite(ratio) and ratio >= 1.0 else 0
+        self._tiny[i] = self._tiny[i] + 1 if math.isfinite(ratio) and ratio < TINY and flowing else 0
+        if self._warned[i] or (self._large[i] < LARGE_RUNNING and self._tiny[i] < TINY_RUNNING):
+            return None
+        self._warned[i] = True
+        large = self._large[i] >= LARGE_RUNNING
+        return Message("updates-large" if large else "updates-tiny",
+                       [layer_name(self._layers[i].path), short_number(ratio, 2),
+                        str(LARGE_RUNNING if large else TINY_RUNNING)])
 
 
 class LossScaleWarning:

@@ -16,9 +16,9 @@ import torch
 from . import __version__
 from . import format as fmt
 from .ddp import check_buckets, inner_module, is_ddp
-from .forecast import LossScaleWarning, TrendForecast, UpdateWarnings
+from .forecast import TrendForecast
 from .batch_rows import bad_samples, sequence_first
-from .chunks import StepFacts
+from .chunks import StepFacts, step_fate
 from .layer_keeper import LayerKeeper
 from .messages import Message
 from .origin import Origin, apply_op_origin, explain, find_origin
@@ -71,9 +71,7 @@ class Recorder:
             wrapper, self._probe.measure_bucket, self._probe.measure_reduced)
         self._from_other_ranks: Optional[int] = None  # the step whose all-reduce first brought NaN
         self.layers = self._probe.layers
-        self._update_warnings = UpdateWarnings(self.layers)
-        self._scale_warning = LossScaleWarning()
-        self._trends = TrendForecast(self.layers)
+        self._forecasts = TrendForecast(self.layers)
         self._optimizer = optimizer
         self._writer: Optional[RunFileWriter] = None
         self._keeper: Optional[LayerKeeper] = None
@@ -254,8 +252,6 @@ class Recorder:
         skipped = self._optimizer is not None and not m.optimizer_stepped
         if skipped and m.loss_scaling:
             overflow = [i for i, lh in enumerate(m.layers) if lh.param_grads.has_nonfinite()]
-        scaler_absorbs = (origin.phase == "backward" and (m.loss_scaling or bool(overflow))
-                          and m.loss_scale >= 2.0 ** -24)
         if origin.valid() and m.op_origin is not None:
             apply_op_origin(origin, m.op_origin, self.layers)
         if origin.valid():
@@ -263,7 +259,8 @@ class Recorder:
             if origin.phase == "update" and self._from_other_ranks == step - 1:
                 origin.explanation = origin.explanation.rstrip(".") + (
                     " with gradients that the all-reduce brought from another rank (this rank's own were finite).")
-        failed = origin.valid() and not scaler_absorbs
+        failed, born_in_layer = step_fate(origin.phase, origin.layer, origin.produced, m.loss_scaling, bool(overflow),
+                                          m.loss_scale)
         params_finite = not any(lh.params.has_nonfinite() for lh in m.layers)
         self._previous_params_finite = params_finite
         why = Message("scaler-skipped-update" if m.loss_scaling else "update-not-called") if skipped else None
@@ -285,9 +282,7 @@ class Recorder:
         assert self._keeper is not None
         facts = StepFacts(step=step, series=[row[name] for name in fmt.CHUNK_SERIES[:-1]], loss_scale=m.loss_scale,
                           skipped=skipped, step_ms=m.step_ms, nonfinite=origin.valid(), failed=failed,
-                          born_in_layer=origin.layer if failed and origin.produced and origin.phase in (
-                              "forward", "backward") else -1,
-                          scaler_skipped=bool(overflow))
+                          born_in_layer=born_in_layer, scaler_skipped=bool(overflow))
         holds_nonfinite = origin.valid() or bool(overflow) or m.input_health.has_nonfinite() or \
             m.loss_health.has_nonfinite() or (not m.all_finite and any(
                 getattr(lh, kind).has_nonfinite() for lh in m.layers for kind in fmt.HEALTH_KINDS))
@@ -317,12 +312,9 @@ class Recorder:
         if m.nonfinite_from_other_ranks and self._from_other_ranks is None:
             self._from_other_ranks = step
             self._event("warning", step, -1, Message("rank-nonfinite-from-other"))
-        for said in self._scale_warning.add(m.loss_scaling, m.loss_scale):  # finite or not
-            self._event("warning", step, -1, said)
-        if not failed:  # the value is already here on a failed step: nothing to forecast
-            for layer, said in self._update_warnings.add(m.layers, m.learning_rate) + \
-                    self._trends.add(step, m.layers, m.loss, m.loss_health, m.precision):
-                self._event("warning", step, layer, said)
+        for layer, said in self._forecasts.add(step, m.layers, m.loss, m.loss_health, m.precision, m.learning_rate,
+                                               m.loss_scaling, m.loss_scale, failed):
+            self._event("warning", step, layer, said)
 
     # -- the end ----------------------------------------------------------------------------------
 

@@ -1,0 +1,133 @@
+"""One truth across the two languages: the C++ rules' answers, written by ``nanscope_conformance``
+(tools/conformance) from synthetic step records, replayed through the Python rules. The corpus is
+this build's, made afresh by the test, so a rule changed on either side alone fails here: the
+forecasts and warnings (TrendForecast, in their order), a step's fate (failed, born in a layer) and
+the chunk rows a run file gets (StepChunk)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import conftest
+from nanscope import format as fmt
+from nanscope.chunks import StepChunk, StepFacts, step_fate
+from nanscope.forecast import TrendForecast
+from nanscope.health import Health
+from nanscope.origin import Layer, LayerHealth
+
+
+def conformance_program() -> str:
+    """``NANSCOPE_CONFORMANCE`` (CTest sets it), else the one built beside ``NANSCOPE_CLI``."""
+    path = os.environ.get("NANSCOPE_CONFORMANCE") or str(
+        Path(conftest.cli_path()).resolve().parents[1] / "tools" / "conformance" / "nanscope_conformance")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path}: NANSCOPE_CONFORMANCE must name the built nanscope_conformance (CTest sets it)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, Any]]:
+    out = tmp_path_factory.mktemp("conformance") / "corpus.json"
+    subprocess.run([conformance_program(), str(out)], check=True, timeout=120)
+    return {case["name"]: case for case in json.loads(out.read_text())["cases"]}
+
+
+CASES = ["overflow-fp32", "vanishing-fp16", "vanishing-bf16", "updates", "loss-scale", "noisy-growth", "noise"]
+
+
+def number(v: Any) -> float:
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) if isinstance(v, str) else v
+
+
+def health(a: List[Any]) -> Health:
+    """[present, numel, nan, posinf, neginf, min, max, absmax, norm] as the corpus writes a TensorHealth."""
+    return Health(present=a[0], numel=a[1], nan=a[2], posinf=a[3], neginf=a[4], min=number(a[5]), max=number(a[6]),
+                  norm=number(a[8]))
+
+
+def layer_healths(record: Dict[str, Any]) -> List[LayerHealth]:
+    return [LayerHealth(forward=health(f), grad=health(g), params=health(p), param_grads=health(pg), input_finite=ok,
+                        update_ratio=number(ratio)) for f, g, p, pg, ok, ratio in record["layers"]]
+
+
+def fate(record: Dict[str, Any]) -> tuple:
+    origin = record["origin"] or {"phase": "", "layer": -1, "produced": False}
+    return step_fate(origin["phase"], origin["layer"], origin["produced"], record["loss_scaling"],
+                     bool(record["overflow_layers"]), number(record["loss_scale"]))
+
+
+def test_the_corpus_covers_every_rule(corpus: Dict[str, Dict[str, Any]]) -> None:
+    """Not a corpus that passes by saying nothing: it names its cases, and they raise warnings of
+    each kind, fail steps and absorb overflows."""
+    assert sorted(corpus) == sorted(CASES)
+    ids = {w[2].rstrip("-1") for case in corpus.values() for w in case["warnings"]}
+    assert {"overflow-output", "overflow-loss", "vanishing-output", "vanishing-gradient", "updates-large",
+            "updates-tiny", "loss-scale-falling"} <= ids
+    records = [r for case in corpus.values() for r in case["records"]]
+    assert any(r["failed"] for r in records) and any(r["origin"] and not r["failed"] for r in records)
+    assert all(len(case["chunks"]["chunks"]) == 2 for case in corpus.values())  # past a chunk's end
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_same_warnings_in_the_same_order(corpus: Dict[str, Dict[str, Any]], name: str) -> None:
+    case = corpus[name]
+    layers = [Layer(*layer) for layer in case["layers"]]
+    forecast = TrendForecast(layers, horizon=case["horizon"])
+    said = []
+    for r in case["records"]:
+        for layer, message in forecast.add(r["step"], layer_healths(r), number(r["loss"]), health(r["loss_health"]),
+                                           case["precision"], number(r["lr"]), r["loss_scaling"],
+                                           number(r["loss_scale"]), fate(r)[0]):
+            said.append([r["step"], layer, message.id, message.args])
+    assert said == case["warnings"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_same_fate_of_each_step(corpus: Dict[str, Dict[str, Any]], name: str) -> None:
+    records = corpus[name]["records"]
+    assert [fate(r) for r in records] == [(r["failed"], r["born_in_layer"]) for r in records]
+
+
+def table_rows(db: sqlite3.Connection, table: str, order: str) -> List[List[Any]]:
+    """Every row as the corpus writes SQLite's values: NULL, integers, reals (Inf as a string), text."""
+    columns = [c for (c,) in db.execute(f"SELECT name FROM pragma_table_info('{table}')")]
+    select = ", ".join(f"typeof({c}), {c}" for c in columns)
+    rows = []
+    for values in db.execute(f"SELECT {select} FROM {table} ORDER BY {order}"):
+        rows.append([fmt.number_json(v) if kind == "real" else v for kind, v in zip(values[::2], values[1::2])])
+    return rows
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_same_chunk_rows(corpus: Dict[str, Dict[str, Any]], name: str) -> None:
+    case = corpus[name]
+    count = len(case["layers"])
+    db = sqlite3.connect(":memory:")
+    for statement in fmt.SCHEMA:
+        db.execute(statement)
+    chunk = StepChunk(0, count)
+    for r in case["records"]:
+        if r["step"] // fmt.CHUNK_STEPS != chunk.index:
+            for sql, rows in chunk.rows():
+                db.executemany(sql, rows)
+            chunk = StepChunk(r["step"] // fmt.CHUNK_STEPS, count)
+        failed, born = fate(r)
+        chunk.add(StepFacts(step=r["step"], series=[number(r[s]) for s in fmt.CHUNK_SERIES[:-1]],
+                            loss_scale=number(r["loss_scale"]), skipped=r["skipped"], step_ms=number(r["step_ms"]),
+                            nonfinite=r["origin"] is not None, failed=failed, born_in_layer=born,
+                            scaler_skipped=bool(r["overflow_layers"]), quarantined=r["quarantined"]),
+                  layer_healths(r))
+    for sql, rows in chunk.rows():
+        db.executemany(sql, rows)
+    expected = case["chunks"]
+    assert table_rows(db, "chunks", "chunk") == expected["chunks"]
+    assert table_rows(db, "chunk_series", "chunk, series") == expected["chunk_series"]
+    assert table_rows(db, "chunk_layers", "chunk, layer") == expected["chunk_layers"]
