@@ -18,17 +18,17 @@ import functools
 import math
 import time
 import traceback
-import types
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
-from .health import Health, norms_of, stored_values
+from .health import Health
 from .messages import Message, layer_name
 from .ops import OpChecker, OpOrigin
 from .origin import Call, GradEvent, Layer, LayerHealth, layers_of
 from .step_state import StepMeasures, StepState, Target
+from .update_hooks import UpdateRatios, gradient_norms, hook_step
 
 
 def tensors_in(value: Any) -> Iterator[torch.Tensor]:
@@ -76,21 +76,6 @@ def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
     return params
 
 
-def _float32(scalars: List[torch.Tensor]) -> List[torch.Tensor]:
-    return [v if v.dtype == torch.float32 else v.float() for v in scalars]
-
-
-def _dense(t: torch.Tensor) -> Optional[torch.Tensor]:
-    """A dense floating view of what ``t`` stores, or None when there is none to reduce."""
-    if t.dtype in (torch.float32, torch.float64) and t.layout == torch.strided and not t.is_nested:
-        return t  # the usual gradient, as it is
-    try:
-        x = stored_values(t)
-    except ValueError:
-        return None
-    return x if x.is_floating_point() else None
-
-
 def _precision(model: torch.nn.Module) -> str:
     """The precision the forward runs in: autocast's, else the parameters' own dtype."""
     # PyTorch 2.4 names the dtype by device (get_autocast_dtype); the older calls warn there.
@@ -130,8 +115,7 @@ class StepProbe:
         self._modules = [m for _, m in named]
         self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
         self._all_params = [p for params in self._own_params for p in params]
-        # The update ratio compares dense floating weights before and after the update.
-        self._moving = [p for p in self._all_params if p.layout == torch.strided and p.is_floating_point()]
+        self._ratios = UpdateRatios(self._own_params)
         self._place_of = {id(p): (i, j) for i, params in enumerate(self._own_params) for j, p in enumerate(params)}
         self._step: Optional[StepState] = None
         self._passes_open = 0  # forward passes of the root that run now (a pass may call the root again)
@@ -185,33 +169,11 @@ class StepProbe:
     # -- the optimizer ---------------------------------------------------------------------------
 
     def _hook_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
-        before, after = self._guard(self._before_update), self._guard(self._after_update)
-        if hasattr(optimizer, "register_step_pre_hook"):  # PyTorch 2.x
-            self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: before(opt)))
-            self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: after()))
-            return
-        # 1.13: wrap the instance's step as a bound method (an LR scheduler created later wraps it
-        # in turn), with functools.wraps so that a scheduler created earlier still finds its
-        # marker (`_with_counter`) on it, and calling the step it wrapped, which counts the calls.
-        original = optimizer.step
-        probe = self
-
-        @functools.wraps(original)
-        def step(opt: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
-            if probe.failure is not None:
-                return original(*args, **kwargs)
-            before(opt)
-            result = original(*args, **kwargs)
-            after()
-            return result
-
-        optimizer.step = types.MethodType(step, optimizer)  # type: ignore[method-assign]
-
-        def restore() -> None:
-            # A scheduler created after the recorder wrapped this wrapper: leave it, inert.
-            if getattr(optimizer.step, "__func__", None) is step:
-                optimizer.step = original  # type: ignore[method-assign]
-        self._restore.append(restore)
+        handles, restore = hook_step(optimizer, self._guard(self._before_update), self._guard(self._after_update),
+                                     lambda: self.failure is not None)
+        self._handles += handles
+        if restore is not None:
+            self._restore.append(restore)
 
     def _before_update(self, optimizer: torch.optim.Optimizer) -> None:
         # The update is part of the step even when no forward hook began it (a TorchScript model).
@@ -219,19 +181,9 @@ class StepProbe:
         self._measure_unseen_grads(s)
         if s.learning_rate is None:  # the first optimizer's, as run files keep one learning rate
             s.learning_rate = float(self.optimizers[0].param_groups[0]["lr"])
-        if s.weights_before is None and self._moving:
-            # The update ratio |dw| / |w| needs the weights as they were: one copy of them all.
-            s.weights_before = torch._foreach_mul([p.detach() for p in self._moving], 1.0)
-        by_device: Dict[torch.device, List[torch.Tensor]] = {}
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                grad = _dense(p.grad) if p.grad is not None else None
-                if grad is not None and grad.numel() > 0:
-                    by_device.setdefault(grad.device, []).append(grad)
-        for grads in by_device.values():
-            # The norm of the norms is the norm of them all: one call for every gradient.
-            norms = norms_of(grads)
-            s.clipped_slots.append(s.batch.add_norm(torch.stack(_float32(norms))))
+        if s.weights_before is None:  # the update ratio needs the weights as they were
+            s.weights_before = self._ratios.copy()
+        s.clipped_slots += [s.batch.add_norm(norms) for norms in gradient_norms(optimizer)]
 
     def _after_update(self) -> None:
         if self._step is not None:
@@ -416,7 +368,7 @@ class StepProbe:
         finite = not any(isinstance(v, Health) and v.has_nonfinite() for v in values)
         calls, events = ([], []) if finite else _calls_and_events(s, merged)
         if update_slot is not None:
-            self._update_ratios(values[update_slot], layers)  # type: ignore[arg-type]
+            self._ratios.apply(values[update_slot], layers)  # type: ignore[arg-type]
         input_health = merged([slot for slots, _ in s.passes for slot in slots])
         loss_health = values[loss_slot]
         assert isinstance(loss_health, Health)
@@ -443,22 +395,9 @@ class StepProbe:
         """|w after - w before| and |w before| of every moving weight, read with the rest."""
         if s.weights_before is None or not s.optimizer_stepped:
             return None
-        moved = torch._foreach_sub([p.detach() for p in self._moving], s.weights_before)
-        norms = norms_of(moved) + norms_of(s.weights_before)
+        norms = self._ratios.norms(s.weights_before)
         s.weights_before = None
-        if not norms:
-            return None
-        return s.batch.add_vector(torch.stack(_float32(norms)))
-
-    def _update_ratios(self, norms: List[float], layers: List[LayerHealth]) -> None:
-        count = len(self._moving)
-        at = {id(p): k for k, p in enumerate(self._moving)}
-        for i, params in enumerate(self._own_params):
-            places = [at[id(p)] for p in params if id(p) in at]
-            moved = sum(norms[k] ** 2 for k in places)
-            size = sum(norms[count + k] ** 2 for k in places)
-            if places and size > 0:
-                layers[i].update_ratio = math.sqrt(moved) / math.sqrt(size)
+        return s.batch.add_vector(norms) if norms is not None else None
 
     def _leave_module(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:
         if self._running:
