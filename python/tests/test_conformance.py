@@ -1,8 +1,9 @@
 """One truth across the two languages: the C++ rules' answers, written by ``nanscope_conformance``
 (tools/conformance) from synthetic step records, replayed through the Python rules. The corpus is
 this build's, made afresh by the test, so a rule changed on either side alone fails here: the
-forecasts and warnings (TrendForecast, in their order), a step's fate (failed, born in a layer) and
-the chunk rows a run file gets (StepChunk)."""
+forecasts and warnings (TrendForecast, in their order), a step's fate (failed, born in a layer),
+the chunk rows a run file gets (StepChunk) and the steps whose layer rows it keeps
+(LayerDetailRetention)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from nanscope.chunks import StepChunk, StepFacts, step_fate
 from nanscope.forecast import TrendForecast
 from nanscope.health import Health
 from nanscope.origin import Layer, LayerHealth
+from nanscope.retention import KeepPolicy, Retention
 
 
 def conformance_program() -> str:
@@ -37,7 +39,10 @@ def conformance_program() -> str:
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, Any]]:
     out = tmp_path_factory.mktemp("conformance") / "corpus.json"
     subprocess.run([conformance_program(), str(out)], check=True, timeout=120)
-    return {case["name"]: case for case in json.loads(out.read_text())["cases"]}
+    written = json.loads(out.read_text())
+    cases: Dict[str, Any] = {case["name"]: case for case in written["cases"]}
+    cases["__retention__"] = written["retention"]
+    return cases
 
 
 CASES = ["overflow-fp32", "vanishing-fp16", "vanishing-bf16", "updates", "loss-scale", "noisy-growth", "noise"]
@@ -66,14 +71,19 @@ def fate(record: Dict[str, Any]) -> tuple:
 
 def test_the_corpus_covers_every_rule(corpus: Dict[str, Dict[str, Any]]) -> None:
     """Not a corpus that passes by saying nothing: it names its cases, and they raise warnings of
-    each kind, fail steps and absorb overflows."""
-    assert sorted(corpus) == sorted(CASES)
+    each kind, fail steps, absorb overflows, keep lead-ups and thin samples."""
+    assert sorted(corpus) == sorted(CASES + ["__retention__"])
+    retention = corpus
+    corpus = {name: case for name, case in corpus.items() if name in CASES}
     ids = {w[2].rstrip("-1") for case in corpus.values() for w in case["warnings"]}
     assert {"overflow-output", "overflow-loss", "vanishing-output", "vanishing-gradient", "updates-large",
             "updates-tiny", "loss-scale-falling"} <= ids
     records = [r for case in corpus.values() for r in case["records"]]
     assert any(r["failed"] for r in records) and any(r["origin"] and not r["failed"] for r in records)
     assert all(len(case["chunks"]["chunks"]) == 2 for case in corpus.values())  # past a chunk's end
+    calls = [c for case in retention["__retention__"] for c in case["calls"]]
+    assert any(c[0] == "event" and c[3] for c in calls) and any(c[0] == "thin" for c in calls)
+    assert any(d[2] for c in calls if c[0] == "event" for d in c[3])  # a sample relabelled in a lead-up
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -131,3 +141,27 @@ def test_the_same_chunk_rows(corpus: Dict[str, Dict[str, Any]], name: str) -> No
     assert table_rows(db, "chunks", "chunk") == expected["chunks"]
     assert table_rows(db, "chunk_series", "chunk, series") == expected["chunk_series"]
     assert table_rows(db, "chunk_layers", "chunk, layer") == expected["chunk_layers"]
+
+
+@pytest.mark.parametrize("name", ["lead-up", "thinning"])
+def test_the_same_layer_rows_kept(corpus: Dict[str, Any], name: str) -> None:
+    """Which steps keep their layer rows in a long run (LayerDetailRetention): samples, lead-ups of
+    non-finite steps and warnings, a warning about a step still to come, thinning by a budget."""
+    case = next(c for c in corpus["__retention__"] if c["name"] == name)
+    retention = Retention(KeepPolicy.parse("auto"))
+    nonfinite = set(case["nonfinite"])
+    calls: List[List[Any]] = []
+
+    def said(decisions: List[Any]) -> List[List[Any]]:
+        return [[d.step, d.detail, d.relabel_only] for d in decisions]
+
+    for step in range(case["steps"]):
+        own = retention.step(step, None, step in nonfinite)
+        if len(own) > 1 or own[-1].detail != "none":
+            calls.append(["step", step, said(own)])
+        for at, about, kind in case["events"]:
+            if at == step:
+                calls.append(["event", about, kind, said(retention.event(kind, about))])
+        if step in case["thin_after"]:
+            calls.append(["thin", step, retention.thin(), retention.sample_every])
+    assert calls == case["calls"]

@@ -2,10 +2,11 @@
 // out, that the Python recorder's tests replay through its own rules (python/tests/
 // test_conformance.py runs this program for it, so the corpus is always this build's): a rule
 // changed on either side alone fails that test. The rules: the forecasts and warnings
-// (TrendForecast), a step's fate (StepRecord::failed, bornInLayer) and the chunk rows (StepChunk,
-// writeChunk).
+// (TrendForecast), a step's fate (StepRecord::failed, bornInLayer), the chunk rows (StepChunk,
+// writeChunk) and which steps keep their layer rows (LayerDetailRetention).
 #include "conformance_cases.h"
 
+#include "nanscope/layer_detail_retention.h"
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
 #include "record/chunk_rows.h"
@@ -114,11 +115,53 @@ Json caseJson(const conformance::Case &c)
             {"layers", layers}, {"records", records}, {"warnings", warnings}, {"chunks", chunkRows(c)}};
 }
 
+Json decisionsJson(const std::vector<LayerDetailRetention::Decision> &decisions)
+{
+    Json out = Json::array();
+    for (const LayerDetailRetention::Decision &d : decisions)
+        out.push_back(Json::array({d.record->step, layerDetailId(d.detail), d.relabelOnly}));
+    return out;
+}
+
+// The retention's decisions over a long run (its first kFirstSteps steps are all kept): each step,
+// then the events raised at it, and the thinnings a budget would ask for, as the writer calls them.
+Json retentionJson(const conformance::RetentionCase &c)
+{
+    LayerDetailRetention retention;
+    Json calls = Json::array();
+    for (int step = 0; step < c.steps; ++step) {
+        auto r = std::make_shared<StepRecord>();
+        r->step = step;
+        if (c.nonFinite.count(step)) {
+            r->inputHealth.present = true;
+            r->inputHealth.numel = 4;
+            r->inputHealth.nan = 1;
+        }
+        const auto own = retention.step(r);
+        if (own.size() > 1 || own.back().detail != LayerDetail::None)  // a step with no decision says nothing
+            calls.push_back(Json::array({"step", step, decisionsJson(own)}));
+        for (const auto &[at, kind] : c.events)
+            if (at == step)
+                calls.push_back(Json::array({"event", kind.second, eventKindId(kind.first),
+                                             decisionsJson(retention.event(kind.first, kind.second))}));
+        if (c.thinAfter.count(step))
+            calls.push_back(Json::array({"thin", step, retention.thin(), retention.sampleEvery()}));
+    }
+    Json events = Json::array();
+    for (const auto &[at, kind] : c.events)
+        events.push_back(Json::array({at, kind.second, eventKindId(kind.first)}));
+    return {{"name", c.name}, {"steps", c.steps}, {"nonfinite", c.nonFinite}, {"events", events},
+            {"thin_after", c.thinAfter}, {"calls", calls}};
+}
+
 std::string corpus()
 {
     Json cases = Json::array();
     for (const conformance::Case &c : conformance::cases())
         cases.push_back(caseJson(c));
+    Json retention = Json::array();
+    for (const conformance::RetentionCase &c : conformance::retentionCases())
+        retention.push_back(retentionJson(c));
     // One line a record and a line each for a case's answers: a diff after a rule changed shows
     // the answers it changed.
     std::string text = "{\"about\": \"written by nanscope_conformance (tools/conformance): records in, the C++ "
@@ -141,6 +184,9 @@ std::string corpus()
         }
         text += "}";
     }
+    text += "\n],\n\"retention\": [";
+    for (std::size_t i = 0; i < retention.size(); ++i)
+        text += (i ? ",\n" : "\n") + retention[i].dump();
     return text + "\n]}\n";
 }
 

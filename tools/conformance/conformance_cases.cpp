@@ -187,4 +187,20 @@ std::vector<Case> cases()
     return out;
 }
 
+std::vector<RetentionCase> retentionCases()
+{
+    const auto warning = [](int at, int about) { return std::make_pair(at, std::make_pair(EventKind::Warning, about)); };
+    const auto first = [](int at) { return std::make_pair(at, std::make_pair(EventKind::FirstNonFinite, at)); };
+    const auto info = [](int at) { return std::make_pair(at, std::make_pair(EventKind::Info, at)); };
+    return {
+        // Past the first 1,024 steps: samples, a warning's lead-up, non-finite steps (the first
+        // with its event), lead-ups that overlap, and an event that keeps nothing.
+        {"lead-up", 1400, {1100, 1101, 1250, 1290}, {warning(1180, 1180), first(1100), info(1200), warning(1300, 1302)},
+         {}},
+        // A budget thins the samples twice; a lead-up then relabels the samples it holds and writes
+        // again one the thinning dropped while it waited.
+        {"thinning", 2600, {2205, 2500}, {warning(2100, 2100)}, {1500, 2200}},
+    };
+}
+
 }  // namespace nanscope::conformance
