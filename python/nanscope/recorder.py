@@ -24,6 +24,7 @@ from .messages import Message
 from .origin import Origin, apply_op_origin, explain, find_origin
 from .probe import StepProbe
 from .step_state import StepMeasures
+from .tally import StepTally
 from .retention import KeepPolicy
 from .rows import health_columns, index_list
 from .run_config import optimizer_label, optimizer_settings, parallel_from_environment
@@ -76,13 +77,7 @@ class Recorder:
         self._writer: Optional[RunFileWriter] = None
         self._keeper: Optional[LayerKeeper] = None
         # The summary's tally, kept as the C++ StepTally keeps it.
-        self._steps = 0
-        self._nonfinite_steps = 0
-        self._skipped = 0
-        self._scaler_skipped = 0
-        self._step_ms = 0.0
-        self._first_origin: Optional[Origin] = None
-        self._per_layer = [0] * len(self.layers)
+        self._tally = StepTally(len(self.layers))
         self._previous_params_finite = True
         self._final_lr = float(optimizer.param_groups[0]["lr"]) if optimizer is not None else 0.0
         self._final_scale = 1.0
@@ -287,21 +282,12 @@ class Recorder:
             m.loss_health.has_nonfinite() or (not m.all_finite and any(
                 getattr(lh, kind).has_nonfinite() for lh in m.layers for kind in fmt.HEALTH_KINDS))
         self._keeper.step(row, facts, m.layers, holds_nonfinite)
-        # The summary's tally (StepTally): a step counts non-finite when it has an origin.
-        self._steps += 1
-        self._step_ms += m.step_ms
-        if origin.valid():
-            self._nonfinite_steps += 1
-        for i, lh in enumerate(m.layers):
-            self._per_layer[i] += 1 if lh.nonfinite() else 0
-        self._skipped += int(skipped)
-        self._scaler_skipped += 1 if overflow else 0
+        first = self._tally.add(origin, failed, skipped, bool(overflow), m.step_ms, m.layers)
         self._final_lr = m.learning_rate
         self._final_scale = m.loss_scale
         self._final_finite = params_finite
         self._precision = m.precision
-        if failed and self._first_origin is None:
-            self._first_origin = origin
+        if first:
             self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if why is not None:
             self._event("recovery", step, -1, why)
@@ -320,25 +306,26 @@ class Recorder:
 
     def summary(self) -> Dict[str, Any]:
         """The run's summary so far, with the keys and in the order run files and ``--json`` use."""
-        o = self._first_origin
+        t = self._tally
+        o = t.first_origin
         values = {
             "source": self.name,
-            "steps_run": self._steps,
+            "steps_run": t.steps,
             "finished": True,
             "error": None,
             "first_nonfinite_step": o.step if o else None,
             "origin": fmt.keyed(fmt.ORIGIN_KEYS, o.json(), "origin") if o else None,
-            "nonfinite_steps": self._nonfinite_steps,
-            "nonfinite_steps_per_layer": {l.path: n for l, n in zip(self.layers, self._per_layer) if n},
-            "quarantined_samples": [],
+            "nonfinite_steps": t.nonfinite_steps,
+            "nonfinite_steps_per_layer": {l.path: n for l, n in zip(self.layers, t.per_layer) if n},
+            "quarantined_samples": t.quarantined_samples(),
             "rollbacks": 0,
-            "skipped_steps": self._skipped,
-            "scaler_skipped_steps": self._scaler_skipped,
+            "skipped_steps": t.skipped_steps,
+            "scaler_skipped_steps": t.scaler_skipped_steps,
             "final_loss_scale": fmt.number_json(self._final_scale),
             "precision": self._precision,
             "optimizer": optimizer_label(self._optimizer),
             "final_learning_rate": fmt.number_json(self._final_lr),
-            "steps_per_second": self._steps / (self._step_ms / 1000.0) if self._step_ms > 0 else 0.0,
+            "steps_per_second": t.steps_per_second(),
             "stopped_by_policy": False,
             "final_state_finite": self._final_finite,
             "challenge": None,  # challenges belong to NaNScope's own scenarios
@@ -372,7 +359,7 @@ class Recorder:
         created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         # The run's length is known now: the config says it, as a C++ run's does from the start.
         self._writer.write("UPDATE run SET config = json_set(config, '$.steps', ?), summary = ?, finished = ?",
-                           [(self._steps, json.dumps(summary), created)])
+                           [(self._tally.steps, json.dumps(summary), created)])
         self._writer.close()
         if self._writer.error and self.errors == "raise" and self.error is None:
             raise OSError(f"nanscope: {self._writer.error}")

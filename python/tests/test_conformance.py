@@ -2,8 +2,8 @@
 (tools/conformance) from synthetic step records, replayed through the Python rules. The corpus is
 this build's, made afresh by the test, so a rule changed on either side alone fails here: the
 forecasts and warnings (TrendForecast, in their order), a step's fate (failed, born in a layer),
-the chunk rows a run file gets (StepChunk) and the steps whose layer rows it keeps
-(LayerDetailRetention)."""
+the chunk rows a run file gets (StepChunk), the steps whose layer rows it keeps
+(LayerDetailRetention) and what its summary counts (StepTally)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ from nanscope import format as fmt
 from nanscope.chunks import StepChunk, StepFacts, step_fate
 from nanscope.forecast import TrendForecast
 from nanscope.health import Health
-from nanscope.origin import Layer, LayerHealth
+from nanscope.origin import Layer, LayerHealth, Origin
 from nanscope.retention import KeepPolicy, Retention
+from nanscope.tally import StepTally
 
 
 def conformance_program() -> str:
@@ -165,3 +166,30 @@ def test_the_same_layer_rows_kept(corpus: Dict[str, Any], name: str) -> None:
         if step in case["thin_after"]:
             calls.append(["thin", step, retention.thin(), retention.sample_every])
     assert calls == case["calls"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_same_summary_counts(corpus: Dict[str, Dict[str, Any]], name: str) -> None:
+    """What the summary counts of the steps (StepTally): steps, non-finite and skipped steps, the
+    first origin the loss scaler could not absorb, each layer's non-finite steps, the samples
+    quarantined, the steps a second."""
+    case = corpus[name]
+    layers = [Layer(*layer) for layer in case["layers"]]
+    tally = StepTally(len(layers))
+    for r in case["records"]:
+        o = r["origin"]
+        origin = Origin(phase=o["phase"], step=r["step"], layer=o["layer"], produced=o["produced"]) if o else Origin()
+        tally.add(origin, fate(r)[0], r["skipped"], bool(r["overflow_layers"]), number(r["step_ms"]),
+                  layer_healths(r), r["quarantined"])
+    first = tally.first_origin
+    got = {"steps_run": tally.steps, "first_nonfinite_step": first.step if first else None,
+           "origin": [first.phase, first.layer if first.layer >= 0 else None, first.produced] if first else None,
+           "nonfinite_steps": tally.nonfinite_steps,
+           "nonfinite_steps_per_layer": {l.path: n for l, n in zip(layers, tally.per_layer) if n},
+           "quarantined_samples": tally.quarantined_samples(), "skipped_steps": tally.skipped_steps,
+           "scaler_skipped_steps": tally.scaler_skipped_steps, "steps_per_second": tally.steps_per_second()}
+    s = case["summary"]
+    expected = {k: s[k] for k in got if k != "origin"}
+    expected["origin"] = [s["origin"]["phase"], s["origin"]["layer_id"], s["origin"]["produced"]] if s["origin"] \
+        else None
+    assert got == expected

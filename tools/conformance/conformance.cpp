@@ -3,12 +3,14 @@
 // test_conformance.py runs this program for it, so the corpus is always this build's): a rule
 // changed on either side alone fails that test. The rules: the forecasts and warnings
 // (TrendForecast), a step's fate (StepRecord::failed, bornInLayer), the chunk rows (StepChunk,
-// writeChunk) and which steps keep their layer rows (LayerDetailRetention).
+// writeChunk), which steps keep their layer rows (LayerDetailRetention) and the summary's counts
+// (StepTally).
 #include "conformance_cases.h"
 
 #include "nanscope/layer_detail_retention.h"
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
+#include "nanscope/step_tally.h"
 #include "record/chunk_rows.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
@@ -111,8 +113,17 @@ Json caseJson(const conformance::Case &c)
         for (const Event &e : forecast.add(r, precision, c.precision))
             warnings.push_back(Json::array({e.step, e.layer, e.message.id, e.message.args}));
     }
+    StepTally tally;
+    for (StepRecord r : c.records) {
+        if (r.origin.layer >= 0)  // as findOrigin names it
+            r.origin.layerPath = c.layers[std::size_t(r.origin.layer)].path;
+        tally.add(r);
+    }
+    RunSummary summary;
+    tally.fill(summary);
     return {{"name", c.name}, {"precision", c.precision}, {"horizon", TrendForecast::kDefaultHorizon},
-            {"layers", layers}, {"records", records}, {"warnings", warnings}, {"chunks", chunkRows(c)}};
+            {"layers", layers}, {"records", records}, {"warnings", warnings}, {"chunks", chunkRows(c)},
+            {"summary", summaryJson(summary, c.layers)}};
 }
 
 Json decisionsJson(const std::vector<LayerDetailRetention::Decision> &decisions)
