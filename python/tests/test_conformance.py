@@ -3,7 +3,8 @@
 this build's, made afresh by the test, so a rule changed on either side alone fails here: the
 forecasts and warnings (TrendForecast, in their order), a step's fate (failed, born in a layer),
 the chunk rows a run file gets (StepChunk), the steps whose layer rows it keeps
-(LayerDetailRetention) and what its summary counts (StepTally)."""
+(LayerDetailRetention), what its summary counts (StepTally), and each step's origin and its
+sentence (findOrigin, explainOrigin) for a chain of modules in a container."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from nanscope import format as fmt
 from nanscope.chunks import StepChunk, StepFacts, step_fate
 from nanscope.forecast import TrendForecast
 from nanscope.health import Health
-from nanscope.origin import Layer, LayerHealth, Origin
+from nanscope.origin import Call, GradEvent, Layer, LayerHealth, Origin, explain, find_origin
 from nanscope.retention import KeepPolicy, Retention
 from nanscope.tally import StepTally
 
@@ -46,7 +47,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict[str, Any]
     return cases
 
 
-CASES = ["overflow-fp32", "vanishing-fp16", "vanishing-bf16", "updates", "loss-scale", "noisy-growth", "noise"]
+CASES = ["overflow-fp32", "vanishing-fp16", "vanishing-bf16", "updates", "loss-scale", "noisy-growth", "origins",
+         "noise"]
 
 
 def number(v: Any) -> float:
@@ -81,6 +83,9 @@ def test_the_corpus_covers_every_rule(corpus: Dict[str, Dict[str, Any]]) -> None
             "updates-tiny", "loss-scale-falling"} <= ids
     records = [r for case in corpus.values() for r in case["records"]]
     assert any(r["failed"] for r in records) and any(r["origin"] and not r["failed"] for r in records)
+    origins = [r["origin"] for r in records if r["origin"]]
+    assert {o["phase"] for o in origins} == set(fmt.PHASES) and not all(o["produced"] for o in origins)
+    assert len({(o["phase"], o["layer"]) for o in origins if o["phase"] == "backward"}) == 3  # fc1, fc2, loss
     assert all(len(case["chunks"]["chunks"]) == 2 for case in corpus.values())  # past a chunk's end
     calls = [c for case in retention["__retention__"] for c in case["calls"]]
     assert any(c[0] == "event" and c[3] for c in calls) and any(c[0] == "thin" for c in calls)
@@ -193,3 +198,38 @@ def test_the_same_summary_counts(corpus: Dict[str, Dict[str, Any]], name: str) -
     expected["origin"] = [s["origin"]["phase"], s["origin"]["layer_id"], s["origin"]["produced"]] if s["origin"] \
         else None
     assert got == expected
+
+
+def chain_calls(layers: List[Layer], health: List[LayerHealth]) -> tuple:
+    """What the probe records of a chain of leaves inside a container (a Sequential): each leaf's
+    call, then the container's; in backward, the last leaf's output (the container's too) first,
+    then each leaf's output, taken by the next leaf."""
+    parents = {layer.parent for layer in layers}
+    leaves = [layer.id for layer in layers if layer.id not in parents]
+    order = leaves + [layer.id for layer in reversed(layers) if layer.id in parents]
+    calls = [Call(module=i, inputs_finite=health[i].input_finite, output_nonfinite=health[i].forward.has_nonfinite(),
+                  output_grads_finite=not health[i].grad.has_nonfinite() if health[i].grad.present else None)
+             for i in order]
+    calls[len(leaves)].output_grads_finite = calls[len(leaves) - 1].output_grads_finite  # the same tensor
+    events = []
+    for k in range(len(leaves) - 1, -1, -1):
+        last = k == len(leaves) - 1
+        events.append(GradEvent(nonfinite=health[leaves[k]].grad.has_nonfinite(),
+                                producers=[k] + ([len(leaves)] if last else []), consumers=[] if last else [k + 1]))
+    return calls, events
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_same_origin_and_sentence(corpus: Dict[str, Dict[str, Any]], name: str) -> None:
+    case = corpus[name]
+    layers = [Layer(*layer) for layer in case["layers"]]
+    params_finite = True
+    for r in case["records"]:
+        health_ = layer_healths(r)
+        calls, events = chain_calls(layers, health_)
+        o = find_origin(r["step"], layers, health_, calls, events, health(r["input_health"]), health(r["loss_health"]),
+                        params_finite)
+        params_finite = not any(lh.params.has_nonfinite() for lh in health_)
+        got = {"phase": o.phase, "layer": o.layer, "produced": o.produced,
+               "explanation": explain(o, health(r["input_health"]), [])} if o.valid() else None
+        assert got == r["origin"], f"step {r['step']}"

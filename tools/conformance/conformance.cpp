@@ -1,7 +1,8 @@
 // nanscope_conformance FILE: writes the conformance corpus, records in and the C++ rules' answers
 // out, that the Python recorder's tests replay through its own rules (python/tests/
 // test_conformance.py runs this program for it, so the corpus is always this build's): a rule
-// changed on either side alone fails that test. The rules: the forecasts and warnings
+// changed on either side alone fails that test. The rules: a step's origin and its sentence
+// (findOrigin, explainOrigin, for a chain of modules in a container), the forecasts and warnings
 // (TrendForecast), a step's fate (StepRecord::failed, bornInLayer), the chunk rows (StepChunk,
 // writeChunk), which steps keep their layer rows (LayerDetailRetention) and the summary's counts
 // (StepTally).
@@ -11,11 +12,13 @@
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
 #include "nanscope/step_tally.h"
+#include "probe/origin.h"
 #include "record/chunk_rows.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
 #include "session/trend_forecast.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -38,7 +41,8 @@ Json recordJson(const StepRecord &r)
                                       healthJson(h.paramGrads), h.inputFinite, numberJson(h.updateRatio)}));
     Json origin = nullptr;
     if (r.origin.valid())
-        origin = {{"phase", phaseName(r.origin.phase)}, {"layer", r.origin.layer}, {"produced", r.origin.produced}};
+        origin = {{"phase", phaseName(r.origin.phase)}, {"layer", r.origin.layer}, {"produced", r.origin.produced},
+                  {"explanation", r.origin.explanation}};
     return {{"step", r.step}, {"loss", numberJson(r.loss)}, {"grad_norm", numberJson(r.gradNorm)},
             {"grad_norm_clipped", numberJson(r.gradNormClipped)}, {"lr", numberJson(r.learningRate)},
             {"loss_scale", numberJson(r.lossScale)}, {"loss_scaling", r.lossScaling}, {"skipped", r.skipped},
@@ -99,8 +103,35 @@ Json chunkRows(const conformance::Case &c)
             {"chunk_layers", tableRows(db, "chunk_layers", "chunk, layer")}};
 }
 
-Json caseJson(const conformance::Case &c)
+// The order a chain's calls end in: its leaves in order, then the containers, innermost first.
+std::vector<int> forwardOrder(const std::vector<Layer> &layers)
 {
+    std::vector<int> leaves, containers;
+    for (const Layer &l : layers) {
+        const bool parent = std::any_of(layers.begin(), layers.end(), [&](const Layer &o) { return o.parent == l.id; });
+        (parent ? containers : leaves).push_back(l.id);
+    }
+    leaves.insert(leaves.end(), containers.rbegin(), containers.rend());
+    return leaves;
+}
+
+// Each record's origin as the C++ rule names it from the layer map (findOrigin), with its sentence.
+conformance::Case withOrigins(conformance::Case c)
+{
+    const std::vector<int> order = forwardOrder(c.layers);
+    bool paramsFinite = true;
+    for (StepRecord &r : c.records) {
+        r.origin = findOrigin(OriginInputs{r, c.layers, order, paramsFinite});
+        r.origin.explanation = explainOrigin(r.origin, r);
+        paramsFinite = std::none_of(r.layers.begin(), r.layers.end(),
+                                    [](const LayerHealth &h) { return h.params.hasNonFinite(); });
+    }
+    return c;
+}
+
+Json caseJson(const conformance::Case &original)
+{
+    const conformance::Case c = withOrigins(original);
     Json layers = Json::array();
     for (const Layer &l : c.layers)
         layers.push_back(Json::array({l.id, l.path, l.type, l.parent}));
@@ -114,11 +145,8 @@ Json caseJson(const conformance::Case &c)
             warnings.push_back(Json::array({e.step, e.layer, e.message.id, e.message.args}));
     }
     StepTally tally;
-    for (StepRecord r : c.records) {
-        if (r.origin.layer >= 0)  // as findOrigin names it
-            r.origin.layerPath = c.layers[std::size_t(r.origin.layer)].path;
+    for (const StepRecord &r : c.records)
         tally.add(r);
-    }
     RunSummary summary;
     tally.fill(summary);
     return {{"name", c.name}, {"precision", c.precision}, {"horizon", TrendForecast::kDefaultHorizon},

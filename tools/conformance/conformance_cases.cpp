@@ -1,5 +1,6 @@
 // Each case is a function of the step: values on a schedule, with a fixed pseudo-random wobble so
-// that fits are never exact, and non-finite values where the case needs them.
+// that fits are never exact, and non-finite values where the case needs them. The origins a case
+// sets are replaced by findOrigin's (nanscope_conformance): they only say what the step is about.
 #include "conformance_cases.h"
 
 #include <cmath>
@@ -170,6 +171,22 @@ std::vector<Case> cases()
     out.push_back(make("noisy-growth", "fp32", 7, [](StepRecord &r, std::uint64_t &s) {
         r.layers[1].forward = finite(std::pow(10.0, 10.0 + 0.35 * r.step + 1.6 * wobble(s)));
         r.layers[2].forward = finite(std::pow(10.0, 12.0 + 0.3 * r.step + 1.4 * wobble(s)));
+    }));
+    // A different fault every step, in turn: what each phase of the origin rule answers.
+    out.push_back(make("origins", "fp32", 8, [](StepRecord &r, std::uint64_t &) {
+        LayerHealth &fc1 = r.layers[1], &fc2 = r.layers[2];
+        switch (r.step % 10) {
+        case 1: failForward(r, 1); r.layers[1].inputFinite = false; break;  // non-finite from the root's code
+        case 2: r.loss = kNaN; r.lossHealth = broken(1, 0, 1.0, 1); break;  // the loss alone
+        case 3: fc1.grad = broken(2, 0); break;                            // made by fc2's backward
+        case 4: fc2.grad = broken(0, 3); break;                            // made by the loss's backward
+        case 5: fc1.paramGrads = broken(1, 0); break;                      // only a parameter's gradient
+        case 6: fc2.params = broken(0, 1); break;                          // an update made the weights bad
+        case 7: fc2.params = broken(0, 1); fc1.params = broken(1, 0); break;  // and they stay bad
+        case 8: failForward(r, 2); fc1.forward = broken(1, 0); break;       // two layers: the first in order
+        case 9: fc1.grad = broken(1, 0); fc2.paramGrads = broken(0, 1); break;
+        default: break;
+        }
     }));
     // Noise only: wide but steady values that no rule may warn of, with a NaN input at step 40.
     out.push_back(make("noise", "fp32", 6, [](StepRecord &r, std::uint64_t &s) {
