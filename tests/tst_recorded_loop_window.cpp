@@ -1,8 +1,7 @@
-// A loop another program trained and recorded (the Python recorder writes a "recorder" object into
-// the run's config, no scenario and no model): the window opens it, its control panel names the
-// loop instead of a demo, and Start with it selected is refused with why. A run the Python recorder
-// wrote (tests/python_event_run.py, with Debian's python3-torch) shows its events in Chinese, and
-// in English as the recorder wrote them.
+// A loop the Python recorder trained and recorded (tests/python_event_run.py, run with Debian's
+// python3-torch; its run's config holds a "recorder" object, no scenario and no model): the window
+// opens it, its control panel names the loop instead of a demo, Start with it selected is refused
+// with why, and its events read in Chinese, and in English as the recorder wrote them.
 #include "models/event_log_model.h"
 #include "widgets/control_panel.h"
 #include "widgets/language.h"
@@ -11,7 +10,6 @@
 #include "nanscope/run_file.h"
 
 #include "python_with_torch.h"
-#include "run_file_helpers.h"
 #include "window_runs.h"
 
 #include <QAction>
@@ -23,32 +21,41 @@
 #include <sqlite3.h>
 
 using namespace nanscope;
-using nanscope::testing::recordRun;
 using nanscope::testing::runToEnd;
 
 class TestRecordedLoopWindow : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+    void initTestCase();
     void theLoopIsNamedAndNotTrainedAgain();
     void pythonRunEventsReadInChinese();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
+
+private:
+    QTemporaryDir dir_;
+    QString runPath_;  // written by the Python recorder itself (tests/python_event_run.py)
 };
+
+void TestRecordedLoopWindow::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QString tried;
+    const QString python = testing::pythonWithTorch(&tried);
+    if (python.isEmpty() && NANSCOPE_PYTHON_TORCH_OPTIONAL)
+        QSKIP(qPrintable(QStringLiteral("no python3 with torch (tried %1)").arg(tried)));
+    QVERIFY2(!python.isEmpty(), qPrintable(QStringLiteral("no python3 with torch (tried %1); install python3-torch")
+                                               .arg(tried)));
+    runPath_ = dir_.filePath(QStringLiteral("events.nsrun"));
+    QProcess recorder;
+    recorder.setProcessChannelMode(QProcess::MergedChannels);
+    recorder.start(python, {QStringLiteral(NANSCOPE_PYTHON_EVENT_RUN), runPath_});
+    QVERIFY(recorder.waitForFinished(120000));
+    QVERIFY2(recorder.exitCode() == 0, recorder.readAll().constData());
+}
 
 void TestRecordedLoopWindow::theLoopIsNamedAndNotTrainedAgain()
 {
-    QTemporaryDir dir;
-    const std::string path = dir.filePath(QStringLiteral("loop.nsrun")).toStdString();
-    recordRun(nanscope::testing::scenario("large-lr-mse", 6), path);
-    // What nanscope.record writes in place of a scenario (python/nanscope/recorder.py).
-    sqlite3 *db = nullptr;
-    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    QCOMPARE(sqlite3_exec(db,
-                          "UPDATE run SET scenario = NULL, config = json_set(json_remove(config, '$.scenario'), "
-                          "'$.recorder', json('{\"kind\": \"python\", \"name\": \"train.py\"}'))",
-                          nullptr, nullptr, nullptr),
-             SQLITE_OK);
-    sqlite3_close(db);
+    const std::string path = runPath_.toStdString();
     QVERIFY(RunFile(path).info().config.isRecordedLoop());
 
     MainWindow w;
@@ -56,8 +63,8 @@ void TestRecordedLoopWindow::theLoopIsNamedAndNotTrainedAgain()
     QVERIFY(runToEnd(w, [&] { w.openRun(QString::fromStdString(path)); }));
     auto *picker = w.controlPanel()->findChild<QComboBox *>();
     QVERIFY(picker);
-    QCOMPARE(picker->currentText(), QStringLiteral("Recorded loop: train.py"));
-    QCOMPARE(w.controlPanel()->runName(), QStringLiteral("train"));
+    QCOMPARE(picker->currentText(), QStringLiteral("Recorded loop: events.py"));
+    QCOMPARE(w.controlPanel()->runName(), QStringLiteral("events"));
     QCOMPARE(w.controlPanel()->scenario(), QString());
     const RunConfig again = w.controlPanel()->runConfig();
     QVERIFY(again.isRecordedLoop());
@@ -83,20 +90,7 @@ static QStringList recordedTexts(const QString &path)
 
 void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
 {
-    QString tried;
-    const QString python = testing::pythonWithTorch(&tried);
-    if (python.isEmpty() && NANSCOPE_PYTHON_TORCH_OPTIONAL)
-        QSKIP(qPrintable(QStringLiteral("no python3 with torch (tried %1)").arg(tried)));
-    QVERIFY2(!python.isEmpty(), qPrintable(QStringLiteral("no python3 with torch (tried %1); install python3-torch")
-                                               .arg(tried)));
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("events.nsrun"));
-    QProcess recorder;
-    recorder.setProcessChannelMode(QProcess::MergedChannels);
-    recorder.start(python, {QStringLiteral(NANSCOPE_PYTHON_EVENT_RUN), path});
-    QVERIFY(recorder.waitForFinished(120000));
-    QVERIFY2(recorder.exitCode() == 0, recorder.readAll().constData());
-
+    const QString path = runPath_;
     QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
     MainWindow w;
     QVERIFY(runToEnd(w, [&] { w.openRun(path); }));
