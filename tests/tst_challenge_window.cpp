@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QStandardPaths>
 #include <QtTest>
 
 using namespace nanscope;
@@ -22,6 +23,8 @@ using namespace nanscope;
 class TestChallengeWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // Settings and the runs folder of the test's own (the challenges' results are kept there).
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void fixRowFollowsTheScenario_data();
     void fixRowFollowsTheScenario();
     void fixReachesTheRunAndSolvesTheChallenge();

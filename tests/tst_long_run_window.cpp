@@ -15,6 +15,7 @@
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -54,6 +55,7 @@ private:
 
 void TestLongRunWindow::initTestCase()
 {
+    QStandardPaths::setTestModeEnabled(true);  // settings and the runs folder of the test's own
     path_ = dir_.filePath(QStringLiteral("long.nsrun"));
     LongRun::record(path_);
 }
