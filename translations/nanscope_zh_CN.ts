@@ -256,6 +256,10 @@ relative difference %4</source>
         <source>, at %1</source>
         <translation>，位置 %1</translation>
     </message>
+    <message>
+        <source> in call %1 of %2</source>
+        <translation>（第 %1 次调用，共 %2 次）</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>

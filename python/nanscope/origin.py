@@ -72,6 +72,8 @@ class Origin:
             "produced": self.produced,
             "chain": self.chain or None,
             "explanation": self.explanation,
+            "call": self.call if self.calls > 1 else None,
+            "calls": self.calls if self.calls > 1 else None,
         }
 
 

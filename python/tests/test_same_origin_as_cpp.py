@@ -100,11 +100,14 @@ def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, sha
     s = report(path)
     assert s["first_nonfinite_step"] == 0
     assert (s["origin"]["phase"], s["origin"]["layer"]) == (expected["phase"], expected["layer"])
-    if name in LOCAL:  # the module's own call made it, on both sides; Python also names the call
+    if name in LOCAL:  # the module's own call made it, named with the call on both sides
         assert (expected["phase"], expected["layer"], expected["produced"]) == \
             ("forward", "cell" if name == "UnrolledCell" else "block", True)
-        assert f"call {bad_call} of {60 if name == 'UnrolledCell' else 2}" in \
-            s["origin"]["explanation"], s["origin"]["explanation"]
+        call = f"call {bad_call} of {60 if name == 'UnrolledCell' else 2}"
+        assert call in s["origin"]["explanation"], s["origin"]["explanation"]
+        assert call in expected["explanation"], expected["explanation"]  # the C++ writer names it too
+        assert (s["origin"]["call"], s["origin"]["calls"]) == (expected["call"], expected["calls"]) == \
+            (bad_call, 60 if name == "UnrolledCell" else 2)
 
 
 @pytest.mark.parametrize("name", ["LogModel", "RootForwardNan"])

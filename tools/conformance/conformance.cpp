@@ -121,7 +121,11 @@ conformance::Case withOrigins(conformance::Case c)
     const std::vector<int> order = forwardOrder(c.layers);
     bool paramsFinite = true;
     for (StepRecord &r : c.records) {
-        r.origin = findOrigin(OriginInputs{r, c.layers, order, paramsFinite});
+        std::vector<LayerCall> calls;  // each layer called once, in the order its call ended
+        for (int id : order)
+            calls.push_back(LayerCall{id, r.layers[std::size_t(id)].inputFinite,
+                                      r.layers[std::size_t(id)].forward.hasNonFinite()});
+        r.origin = findOrigin(OriginInputs{r, c.layers, order, paramsFinite, &calls});
         r.origin.explanation = explainOrigin(r.origin, r);
         paramsFinite = std::none_of(r.layers.begin(), r.layers.end(),
                                     [](const LayerHealth &h) { return h.params.hasNonFinite(); });

@@ -62,6 +62,8 @@ QString explainOrigin(const Origin &o)
                 .arg(layer);
         break;
     }
+    if (o.calls > 1 && (o.phase == Phase::Forward || o.phase == Phase::Backward))
+        s += OriginText::tr(" in call %1 of %2").arg(o.call).arg(o.calls);
     if (!o.op.empty())
         s += OriginText::tr(" (first op: %1)").arg(QString::fromStdString(o.op));
     s += OriginText::tr(".");

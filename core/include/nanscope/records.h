@@ -40,6 +40,10 @@ struct Origin {
     // m.py:41 became NaN in aten::softmax at m.py:42". Models with a graph of their own code only.
     std::string chain;
     std::string explanation;  // one plain sentence
+    // The layer's call that made it, 1-based, and its calls in the step, when the layer ran more
+    // than once (a cell in a loop, a block on several inputs); 0 and 0 otherwise.
+    int call = 0;
+    int calls = 0;
 
     bool valid() const { return phase != Phase::None; }
 };

@@ -32,6 +32,38 @@ std::vector<int> leavesInForwardOrder(const OriginInputs &in)
     return leaves;
 }
 
+// The forward origin by call (OriginInputs::calls): the first call whose inputs were finite and
+// whose output was not, else the first whose output was not; named with its call when its layer
+// ran more than once. Invalid when no call's output was non-finite.
+Origin forwardByCall(const OriginInputs &in)
+{
+    const std::vector<LayerCall> &calls = *in.calls;
+    std::size_t pick = calls.size();
+    for (std::size_t k = 0; k < calls.size(); ++k)
+        if (calls[k].outputNonFinite) {
+            if (pick == calls.size())
+                pick = k;
+            if (calls[k].inputFinite) {
+                pick = k;
+                break;
+            }
+        }
+    if (pick == calls.size())
+        return {};
+    Origin o = at(in, Phase::Forward, calls[pick].layer, calls[pick].inputFinite);
+    int number = 0, of = 0;
+    for (std::size_t k = 0; k < calls.size(); ++k)
+        if (calls[k].layer == calls[pick].layer) {
+            ++of;
+            number += k <= pick ? 1 : 0;
+        }
+    if (of > 1) {
+        o.call = number;
+        o.calls = of;
+    }
+    return o;
+}
+
 }  // namespace
 
 Origin findOrigin(const OriginInputs &in)
@@ -44,6 +76,10 @@ Origin findOrigin(const OriginInputs &in)
                       in.previousStepParamsFinite);
     if (r.inputHealth.hasNonFinite())
         return at(in, Phase::Input, -1, true);
+    if (in.calls && !in.calls->empty()) {
+        if (Origin o = forwardByCall(in); o.valid())
+            return o;
+    }
     for (int id : in.forwardOrder)
         if (r.layers[id].forward.hasNonFinite())
             return at(in, Phase::Forward, id, r.layers[id].inputFinite);
@@ -67,6 +103,8 @@ void applyCodeOrigin(Origin &o, const CodeOrigin &code, const std::vector<Layer>
 {
     for (const Layer &l : layers)
         if (l.path == code.path) {
+            if (o.layer != l.id)  // the op names another module: the call was the map's
+                o.call = o.calls = 0;
             o.layer = l.id;
             o.layerPath = l.path;
             break;
@@ -120,6 +158,8 @@ std::string explainOrigin(const Origin &o, const StepRecord &r)
           << "' non-finite";
         break;
     }
+    if (o.calls > 1 && (o.phase == Phase::Forward || o.phase == Phase::Backward))
+        s << " in call " << o.call << " of " << o.calls;
     if (!o.op.empty())
         s << " (first op: " << o.op << ")";
     if (o.phase != Phase::Input)

@@ -7,11 +7,22 @@
 
 namespace nanscope {
 
+// One call of a layer in a step, in the order calls ended (a container's after its children's).
+struct LayerCall {
+    int layer = -1;
+    bool inputFinite = true;
+    bool outputNonFinite = false;
+};
+
 struct OriginInputs {
     const StepRecord &record;
     const std::vector<Layer> &layers;
     const std::vector<int> &forwardOrder;  // layer ids in the order the forward pass observed them
     bool previousStepParamsFinite = true;  // false: the parameters were already bad before
+    // Each call on its own, where the probe kept them: the forward origin is then the first call
+    // whose inputs were finite and whose output was not (a layer's calls merged in the map would
+    // hide the call of a cell in a loop that made the value).
+    const std::vector<LayerCall> *calls = nullptr;
 };
 
 Origin findOrigin(const OriginInputs &in);

@@ -19,6 +19,9 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     backwardOrder_.clear();
     inputSources_.clear();
     recentOutputs_.clear();
+    recentOutputCalls_.clear();
+    callSlots_.clear();
+    calls_.clear();
     forgetLast();
     inputScratch_.assign(model.layers().size(), TensorHealth{});
     gradientSources_.assign(model.layers().size(), GradientSource{});
@@ -209,12 +212,15 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
 {
     LayerHealth &lh = record_->layers[layer];
     forwardOrder_.push_back(layer);
+    CallSlots &call = callSlots_.emplace_back();
+    call.layer = layer;
     // A layer's input is usually the previous layer's output, already scanned: reuse that.
     InputSource source{layer, -1};
     if (input.defined() && at::isFloatingType(input.scalar_type())) {
-        for (auto it = recentOutputs_.rbegin(); it != recentOutputs_.rend(); ++it)
-            if (it->first == input.unsafeGetTensorImpl()) {
-                source.fromLayer = it->second;
+        for (std::size_t k = recentOutputs_.size(); k-- > 0;)
+            if (recentOutputs_[k].first == input.unsafeGetTensorImpl()) {
+                source.fromLayer = recentOutputs_[k].second;
+                call.fromCall = recentOutputCalls_[k];
                 break;
             }
         if (source.fromLayer < 0) {
@@ -225,6 +231,7 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
                 lastInput_ = input;
                 lastInputVersion_ = input._version();
             }
+            collector_.recordAgain(&call.input, lastInputMeasured_);
         }
         inputSources_.push_back(source);
     }
@@ -240,7 +247,10 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
         lastOutput_ = output;
         lastOutputVersion_ = output._version();
     }
+    if (lastMeasured_.valid)  // this output's measurement, whichever way it was taken
+        collector_.recordAgain(&call.output, lastMeasured_);
     recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
+    recentOutputCalls_.push_back(int(callSlots_.size()) - 1);
 }
 
 void Probe::noteInput(const at::Tensor &input, const TensorHealth &health)
@@ -292,7 +302,14 @@ void Probe::finishStep()
         const TensorHealth &in = src.fromLayer >= 0 ? record_->layers[src.fromLayer].forward : inputScratch_[src.layer];
         record_->layers[src.layer].inputFinite = in.nonFinite() == 0;
     }
+    calls_.clear();
+    for (const CallSlots &c : callSlots_) {
+        const TensorHealth &in = c.fromCall >= 0 ? callSlots_[std::size_t(c.fromCall)].output : c.input;
+        calls_.push_back(LayerCall{c.layer, !in.hasNonFinite(), c.output.hasNonFinite()});
+    }
+    callSlots_.clear();
     recentOutputs_.clear();
+    recentOutputCalls_.clear();
     forgetLast();
 }
 

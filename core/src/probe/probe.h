@@ -3,8 +3,10 @@
 // parameters and their gradients. Models call observeOutput() after each layer.
 #include "health/health_collector.h"
 #include "nanscope/records.h"
+#include "probe/origin.h"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -55,6 +57,8 @@ public:
     std::int64_t hostElementsScanned() const { return collector_.hostElementsScanned() - scannedBeforeStep_; }
 
     const std::vector<int> &forwardOrder() const { return forwardOrder_; }
+    // Each call of the step on its own (after finishStep()), in the order calls ended.
+    const std::vector<LayerCall> &calls() const { return calls_; }
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }
 
 private:
@@ -100,6 +104,17 @@ private:
     // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
     // tensor that lives there now (a layer's input is alive while it is observed).
     std::vector<std::pair<const void *, int>> recentOutputs_;
+    std::vector<int> recentOutputCalls_;  // beside recentOutputs_: the call that made each output
+    // Each call's input (when no earlier call's output was it) and output, apart from the layer's
+    // merged health: a deque, as the collector fills the slots at resolve().
+    struct CallSlots {
+        int layer = -1;
+        int fromCall = -1;  // the call whose output was this call's input, -1: `input` says
+        TensorHealth input;
+        TensorHealth output;
+    };
+    std::deque<CallSlots> callSlots_;
+    std::vector<LayerCall> calls_;
     // The last observed output, held until the next observation so that its address cannot be
     // reused: observing the same tensor, unchanged, again (a container whose output is its last
     // child's) reuses the scan.

@@ -47,7 +47,10 @@ Json originJson(const Origin &o)
                 {"source", textOrNull(o.source)},
                 {"produced", o.produced},
                 {"chain", textOrNull(o.chain)},
-                {"explanation", o.explanation}};
+                {"explanation", o.explanation},
+                // The layer's call that made it, when the layer ran more than once.
+                {"call", o.calls > 1 ? Json(o.call) : Json()},
+                {"calls", o.calls > 1 ? Json(o.calls) : Json()}};
 }
 
 Origin originFrom(const Json &j, const std::vector<Layer> &layers)
@@ -72,6 +75,8 @@ Origin originFrom(const Json &j, const std::vector<Layer> &layers)
     if (o.layer >= 0 && o.layer < int(layers.size()) && o.layerPath.empty())
         o.layerPath = layers[std::size_t(o.layer)].path;
     o.op = jsonValue<std::string>(j, "op", "");
+    o.call = jsonValue(j, "call", 0);  // absent or null (a layer that ran once, an older file): 0
+    o.calls = jsonValue(j, "calls", 0);
     o.source = jsonValue<std::string>(j, "source", "");
     o.produced = jsonValue(j, "produced", false);
     o.chain = jsonValue<std::string>(j, "chain", "");
