@@ -12,7 +12,7 @@ back, so a rank whose own gradients were finite can say that the NaN came from a
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, List, Optional
+from typing import Callable, List, Optional
 
 import torch
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 from pathlib import Path
 
