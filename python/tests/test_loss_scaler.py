@@ -2,16 +2,19 @@
 run's first non-finite step (the C++ rule), until the scale falls below 2^-24.
 
 Debian's PyTorch 1.13 has no CPU GradScaler (the CUDA one disables itself without a GPU), so the
-test drives the recorder with a scaler written the way GradScaler works: the loss multiplied by
-the scale, the update skipped when a scaled gradient is not finite, the scale halved then."""
+tests drive the recorder with a scaler written the way GradScaler works: the loss multiplied by
+the scale, the update skipped when a scaled gradient is not finite, the scale cut then. Where
+torch's own GradScaler runs (PyTorch 2.3+ on the CPU, or a GPU), the same steps are checked with
+it too; here that test skips, saying why."""
 
 from __future__ import annotations
 
 import math
 import sqlite3
 from pathlib import Path
-from typing import List
+from typing import Any, Callable, List, Optional, Tuple
 
+import pytest
 import torch
 from torch import nn
 
@@ -50,23 +53,40 @@ class HalvingScaler:
             self._scale = self._scale / 2.0 ** 40
 
 
-def test_overflows_the_scaler_absorbs_are_not_the_origin(tmp_path: Path) -> None:
+def torch_grad_scaler(init_scale: float) -> Tuple[Optional[Any], str]:
+    """torch's own GradScaler where this PyTorch runs one here, with the device it scales on: the
+    CPU one (``torch.amp.GradScaler("cpu")``, PyTorch 2.3+), else the CUDA one on a GPU; else None."""
+    factory = getattr(getattr(torch, "amp", None), "GradScaler", None)
+    # A backoff that gets from 1e38 to gradients that fit in a step or two, as HalvingScaler's.
+    if factory is not None:
+        return factory("cpu", init_scale=init_scale, backoff_factor=2.0 ** -40), "cpu"
+    if torch.cuda.is_available():
+        return torch.cuda.amp.GradScaler(init_scale=init_scale, backoff_factor=2.0 ** -40), "cuda"
+    return None, ""
+
+
+def train_absorbing(scaler: Any, device: str, path: Path, skipped_of: Callable[[Any, float], bool]) -> List[bool]:
+    """Six steps whose first scaled gradients overflow float32; which steps the scaler skipped."""
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    scaler = HalvingScaler(init_scale=1e38)  # the scaled gradients overflow float32 at first
     x, y = torch.randn(16, 4), torch.randn(16, 1) * 100.0  # gradients of tens: times 1e38 they overflow
-    path = tmp_path / "scaler.nsrun"
+    x, y = x.to(device), y.to(device)
     skipped: List[bool] = []
     with nanscope.record(model, path, optimizer=optimizer, scaler=scaler) as rec:
         for _ in range(6):
             optimizer.zero_grad()
+            scale_before = scaler.get_scale()
             loss = nn.functional.mse_loss(model(x), y)
             scaler.scale(loss).backward()
             scaler.step(optimizer)
-            skipped.append(scaler._found_inf)
             scaler.update()
+            skipped.append(skipped_of(scaler, scale_before))
             rec.step(loss)
+    return skipped
+
+
+def check_absorbed(path: Path, tmp_path: Path, skipped: List[bool]) -> None:
     assert skipped[0] and not skipped[-1]  # the scaler backed off until the gradients fit
     s = report(path)
     assert s["first_nonfinite_step"] is None
@@ -78,6 +98,22 @@ def test_overflows_the_scaler_absorbs_are_not_the_origin(tmp_path: Path) -> None
     assert [r["skipped"] == "1" for r in rows] == skipped
     assert math.isclose(float(rows[0]["loss_scale"]), 1e38, rel_tol=1e-6)
     assert all(r["origin_phase"] in ("", "backward") for r in rows)
+
+
+def test_overflows_the_scaler_absorbs_are_not_the_origin(tmp_path: Path) -> None:
+    path = tmp_path / "scaler.nsrun"
+    skipped = train_absorbing(HalvingScaler(init_scale=1e38), "cpu", path, lambda scaler, _: scaler._found_inf)
+    check_absorbed(path, tmp_path, skipped)
+
+
+@pytest.mark.skipif(torch_grad_scaler(1.0)[0] is None,
+                    reason="torch's own GradScaler does not run here: PyTorch before 2.3 has no CPU one, and this "
+                           "machine has no CUDA device (HalvingScaler above stands in for it)")
+def test_torchs_own_grad_scaler_is_followed_the_same_way(tmp_path: Path) -> None:
+    scaler, device = torch_grad_scaler(1e38)
+    path = tmp_path / "grad-scaler.nsrun"
+    skipped = train_absorbing(scaler, device, path, lambda s, before: s.get_scale() < before)
+    check_absorbed(path, tmp_path, skipped)
 
 
 def test_a_scale_that_keeps_falling_below_one_is_warned_of_once(tmp_path: Path) -> None:
