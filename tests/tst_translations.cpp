@@ -21,6 +21,9 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QTemporaryDir>
+#include <QFontDatabase>
+#include <QImage>
+#include <QPainter>
 #include <QXmlStreamReader>
 #include <QtTest>
 
@@ -33,6 +36,7 @@ private Q_SLOTS:
     void translationCoversEverySourceText();
     void windowShowsChineseAndSwitchesBack();
     void everyLessonIsWrittenInChinese();
+    void chineseGlyphsAreDrawn();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
 };
 
@@ -189,6 +193,29 @@ void TestTranslations::everyLessonIsWrittenInChinese()
         QVERIFY2(text.contains(QStringLiteral("设置。")), qPrintable(id));
         QVERIFY2(text.contains(QStringLiteral("修复")) || text.contains(QStringLiteral("可以尝试")), qPrintable(id));
     }
+}
+
+// A font with Chinese glyphs is in use (fonts-noto-cjk, which the packages recommend): two
+// different characters drawn in the window's font differ. Without one, both come out as the same
+// missing-glyph box.
+void TestTranslations::chineseGlyphsAreDrawn()
+{
+    QVERIFY2(!QFontDatabase::families(QFontDatabase::SimplifiedChinese).isEmpty(),
+             "no font for Simplified Chinese: install fonts-noto-cjk");
+    QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
+    MainWindow w;
+    const auto drawn = [&w](const QString &text) {
+        QImage image(64, 64, QImage::Format_Grayscale8);
+        image.fill(Qt::white);
+        QPainter p(&image);
+        p.setFont(w.font());
+        p.setPen(Qt::black);
+        p.drawText(image.rect(), Qt::AlignCenter, text);
+        return image;
+    };
+    const QImage zhong = drawn(QStringLiteral("中")), wen = drawn(QStringLiteral("文"));
+    QVERIFY(zhong != drawn(QString()));  // something was drawn
+    QVERIFY2(zhong != wen, "two Chinese characters drawn alike: no font has their glyphs");
 }
 
 int main(int argc, char **argv)
