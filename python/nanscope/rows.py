@@ -12,8 +12,6 @@ from .health import Health
 from .origin import LayerHealth
 
 _FLOAT_MAX = 3.4028234663852886e38
-# The min and max columns of a layer_steps row (after key and input_finite, four a health kind).
-_RANGE_COLUMNS = [2 + 4 * k + c for k in range(len(fmt.HEALTH_KINDS)) for c in (1, 2)]
 
 
 def compact_all(values: Sequence[float]) -> List[Union[None, int, float]]:
@@ -44,28 +42,19 @@ def index_list(values: Sequence[int]) -> Optional[str]:
 def layer_rows(step: int, count: int, layers: List[LayerHealth]) -> List[Tuple[str, List[tuple]]]:
     """The layer_steps rows of a step (key = step * layers + layer; min and max compact) and the
     layer_nonfinite rows of its non-finite kinds, as (statement, rows)."""
+    healths = [[getattr(lh, kind) for kind in fmt.HEALTH_KINDS] for lh in layers]
+    # Every present health's min and max, compacted together, taken back in the same order.
+    compacted = iter(compact_all([v for kinds in healths for h in kinds if h.present for v in (h.min, h.max)]))
     rows = []
     nonfinite = []
-    ranges: List[float] = []  # every present health's min and max, compacted together below
-    for i, lh in enumerate(layers):
+    for i, (lh, kinds) in enumerate(zip(layers, healths)):
         values: List[Any] = [step * count + i, int(lh.input_finite)]
-        for kind in fmt.HEALTH_KINDS:
-            h: Health = getattr(lh, kind)
-            if h.present:
-                values += (h.numel, len(ranges), len(ranges) + 1, h.norm)
-                ranges += (h.min, h.max)
-            else:
-                values += (None, None, None, None)
-            if h.nan or h.posinf or h.neginf:
+        for kind, h in zip(fmt.HEALTH_KINDS, kinds):
+            values += (h.numel, next(compacted), next(compacted), h.norm) if h.present else (None,) * 4
+            if h.has_nonfinite():
                 nonfinite.append((step, i, kind, h.nan, h.posinf, h.neginf))
         values.append(lh.update_ratio if math.isfinite(lh.update_ratio) else None)
-        rows.append(values)
-    compacted = compact_all(ranges)
-    for values in rows:  # the min and max columns held their place in `ranges`
-        for at in _RANGE_COLUMNS:
-            if values[at - 1] is not None:
-                values[at] = compacted[values[at]]
-    rows = [tuple(values) for values in rows]
+        rows.append(tuple(values))
     columns = ["key", "input_finite"] + [f"{k}_{c}" for k in fmt.HEALTH_KINDS
                                          for c in ("numel", "min", "max", "norm")] + ["update_ratio"]
     out = [(f"INSERT INTO layer_steps ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows)]

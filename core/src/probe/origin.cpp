@@ -1,5 +1,6 @@
 #include "probe/origin.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -38,27 +39,17 @@ std::vector<int> leavesInForwardOrder(const OriginInputs &in)
 Origin forwardByCall(const OriginInputs &in)
 {
     const std::vector<LayerCall> &calls = *in.calls;
-    std::size_t pick = calls.size();
-    for (std::size_t k = 0; k < calls.size(); ++k)
-        if (calls[k].outputNonFinite) {
-            if (pick == calls.size())
-                pick = k;
-            if (calls[k].inputFinite) {
-                pick = k;
-                break;
-            }
-        }
-    if (pick == calls.size())
+    auto made = std::find_if(calls.begin(), calls.end(),
+                             [](const LayerCall &c) { return c.outputNonFinite && c.inputFinite; });
+    if (made == calls.end())
+        made = std::find_if(calls.begin(), calls.end(), [](const LayerCall &c) { return c.outputNonFinite; });
+    if (made == calls.end())
         return {};
-    Origin o = at(in, Phase::Forward, calls[pick].layer, calls[pick].inputFinite);
-    int number = 0, of = 0;
-    for (std::size_t k = 0; k < calls.size(); ++k)
-        if (calls[k].layer == calls[pick].layer) {
-            ++of;
-            number += k <= pick ? 1 : 0;
-        }
+    Origin o = at(in, Phase::Forward, made->layer, made->inputFinite);
+    const auto sameLayer = [&](const LayerCall &c) { return c.layer == made->layer; };
+    const int of = int(std::count_if(calls.begin(), calls.end(), sameLayer));
     if (of > 1) {
-        o.call = number;
+        o.call = int(std::count_if(calls.begin(), made + 1, sameLayer));
         o.calls = of;
     }
     return o;

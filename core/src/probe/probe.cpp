@@ -19,7 +19,6 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     backwardOrder_.clear();
     inputSources_.clear();
     recentOutputs_.clear();
-    recentOutputCalls_.clear();
     callSlots_.clear();
     calls_.clear();
     forgetLast();
@@ -217,10 +216,10 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
     // A layer's input is usually the previous layer's output, already scanned: reuse that.
     InputSource source{layer, -1};
     if (input.defined() && at::isFloatingType(input.scalar_type())) {
-        for (std::size_t k = recentOutputs_.size(); k-- > 0;)
-            if (recentOutputs_[k].first == input.unsafeGetTensorImpl()) {
-                source.fromLayer = recentOutputs_[k].second;
-                call.fromCall = recentOutputCalls_[k];
+        for (auto it = recentOutputs_.rbegin(); it != recentOutputs_.rend(); ++it)
+            if (it->first == input.unsafeGetTensorImpl()) {
+                call.fromCall = it->second;
+                source.fromLayer = callSlots_[std::size_t(it->second)].layer;
                 break;
             }
         if (source.fromLayer < 0) {
@@ -249,8 +248,7 @@ void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &
     }
     if (lastMeasured_.valid)  // this output's measurement, whichever way it was taken
         collector_.recordAgain(&call.output, lastMeasured_);
-    recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), layer);
-    recentOutputCalls_.push_back(int(callSlots_.size()) - 1);
+    recentOutputs_.emplace_back(output.unsafeGetTensorImpl(), int(callSlots_.size()) - 1);
 }
 
 void Probe::noteInput(const at::Tensor &input, const TensorHealth &health)
@@ -309,7 +307,6 @@ void Probe::finishStep()
     }
     callSlots_.clear();
     recentOutputs_.clear();
-    recentOutputCalls_.clear();
     forgetLast();
 }
 

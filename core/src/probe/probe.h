@@ -100,11 +100,11 @@ private:
     };
     std::vector<GradientSource> gradientSources_;
     std::vector<HealthCollector::Measured> gradientsMeasured_;  // per layer, this step's
-    // TensorImpl address of each output, newest last. Not held: holding activations would keep
-    // memory the allocator reuses hot. Searched newest-first, so a reused address matches the
-    // tensor that lives there now (a layer's input is alive while it is observed).
+    // TensorImpl address of each output, newest last, with the call (in callSlots_) that made it.
+    // Not held: holding activations would keep memory the allocator reuses hot. Searched
+    // newest-first, so a reused address matches the tensor that lives there now (a layer's input
+    // is alive while it is observed).
     std::vector<std::pair<const void *, int>> recentOutputs_;
-    std::vector<int> recentOutputCalls_;  // beside recentOutputs_: the call that made each output
     // Each call's input (when no earlier call's output was it) and output, apart from the layer's
     // merged health: a deque, as the collector fills the slots at resolve().
     struct CallSlots {
