@@ -6,6 +6,7 @@
 #include "cli_model.h"
 #include "cli_ranks.h"
 #include "cli_replay.h"
+#include "cli_steer.h"
 #include "run_printer.h"
 #include "nanscope/run_file.h"
 #include "nanscope/run_recorder.h"
@@ -292,7 +293,8 @@ const char *usage(const std::string &command)
                "                    [--fix [--fix-value X]] [--batch N] [--bn-eps X] [--precision fp32|fp16|bf16]\n"
                "                    [--loss-scale X|off] [--optimizer sgd|adam|adamw] [--momentum X]\n"
                "                    [--weight-decay X] [--forecast-horizon N|off] [--json]\n"
-               "                    [--record FILE.nsrun [--record-errors stop|continue] [--keep all|auto|SIZE]]\n"
+               "                    [--record FILE.nsrun [--overwrite] [--record-errors stop|continue]\n"
+               "                    [--keep all|auto|SIZE]]\n"
                "                    [--capsule-at STEP]... [--no-capsule] [--inject-fault bitflip@STEP:LAYER[:RANK]]\n"
                "                    [--inject nan-sample@[RANK:]STEP]\n"
                "                    [--ranks N] [--on-bad-rank skip|exclude] [--param-check-every K]\n"
@@ -308,7 +310,8 @@ const char *usage(const std::string &command)
                "  --fix-value: its eps instead of the default;\n"
                "  --forecast-horizon: warn of an overflow or a vanishing value this many steps ahead\n"
                "  (default 50; off: no forecasts);\n"
-               "  --record: also into a run file that `report`, `export`, `replay` and the window open;\n"
+               "  --record: also into a run file that `report`, `export`, `replay` and the window open\n"
+               "  (a file there is replaced only when it is a run file; --overwrite: any file);\n"
                "  it keeps a capsule of the first non-finite step (unless --no-capsule) and of each\n"
                "  --capsule-at step; --inject-fault flips one exponent bit of LAYER's largest weight\n"
                "  while STEP computes (a transient fault, restored before the update); --inject puts NaN\n"
@@ -339,6 +342,14 @@ const char *usage(const std::string &command)
     if (command == "export")
         return "usage: nanscope export FILE.nsrun --csv OUT.csv [--layers]\n"
                "  one CSV row a step; --layers: one row a step, layer and kind of health\n";
+    if (command == "steer")
+        return "usage: nanscope steer FILE.nsrun [--lr X] [--clip X|off]\n"
+               "                      [--policy record|skip|rollback|raise|pause]\n"
+               "                      [--decide continue|skip|rollback|stop] [--timeout S]\n"
+               "  asks the Python loop recording into FILE (nanscope.record) to change its learning\n"
+               "  rate, clipping or on_nonfinite policy from its next step, or decides its paused step;\n"
+               "  prints what the loop acknowledged and exits 0, or 1 with the reason when it refused\n"
+               "  or no loop reads the file (--timeout: seconds to wait, default 60)\n";
     if (command == "inspect")
         return "usage: nanscope inspect FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                        [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"
@@ -363,8 +374,8 @@ const char *usage(const std::string &command)
 
 namespace {
 // In the order help texts list them.
-constexpr std::array<const char *, 8> kSubcommands{"scenarios", "run", "report", "export",
-                                                   "diff",      "replay", "inspect", "bench"};
+constexpr std::array<const char *, 9> kSubcommands{"scenarios", "run",     "report", "export", "diff",
+                                                   "replay",    "inspect", "bench",  "steer"};
 }  // namespace
 
 bool isSubcommand(const std::string &arg)
@@ -404,6 +415,8 @@ int runSubcommand(const std::vector<std::string> &args, std::ostream &out, std::
             return replayCommand(args, out, err);
         if (args[0] == "diff")
             return diffCommand(args, out, err);
+        if (args[0] == "steer")
+            return steerCommand(args, out, err);
         return benchCommand(args, out, err);
     } catch (const RunFileError &e) {  // a run file that cannot be read: its name and the cause
         err << "nanscope: " << e.what() << '\n';

@@ -1,5 +1,5 @@
 #pragma once
-// The headless command line: `nanscope scenarios | run | report | export | diff | replay | inspect | bench` (gui-bench is the
+// The headless command line: `nanscope scenarios | run | report | export | diff | replay | inspect | bench | steer` (gui-bench is the
 // window's own). Plain C++ over the core: CLI11 reads the arguments, nlohmann/json writes JSON.
 #include "cli_record.h"
 #include "nanscope/run_config.h"

@@ -28,6 +28,7 @@ namespace nanscope::cli {
 void addRecordOptions(Arguments &arguments, RecordOptions &options)
 {
     arguments.option("--record", [&](const auto &, const auto &v) { options.path = v; })
+        .flag("--overwrite", options.overwrite)
         .option("--record-errors", [&](const auto &flag, const auto &v) {
             if (v != "stop" && v != "continue")
                 throw std::invalid_argument(flag + " is stop or continue, got '" + v + "'");
@@ -48,6 +49,7 @@ std::unique_ptr<RunRecorder> startRecording(const RecordOptions &options, RunSou
         return nullptr;
     RecorderOptions r;
     r.keep = options.keep;
+    r.overwrite = options.overwrite;
     const bool goOn = options.continueWithoutRecording;
     r.onError = [&err, &source, goOn](const std::string &message) {
         err << "nanscope: " << message << (goOn ? " (the run goes on unrecorded)" : " (the run stops)") << '\n';

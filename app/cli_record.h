@@ -20,6 +20,7 @@ struct RecordOptions {
     std::string path;                       // empty: the run is not recorded
     bool continueWithoutRecording = false;  // when writing fails: go on (true) or stop the run
     KeepPolicy keep;                        // --keep all|auto|SIZE: what the file keeps of each layer
+    bool overwrite = false;                 // --overwrite: replace a file that is not a run file
 };
 void addRecordOptions(Arguments &arguments, RecordOptions &options);
 

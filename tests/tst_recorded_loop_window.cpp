@@ -5,6 +5,7 @@
 #include "models/event_log_model.h"
 #include "widgets/control_panel.h"
 #include "widgets/language.h"
+#include "widgets/lesson_pane.h"
 #include "window/main_window.h"
 
 #include "nanscope/run_file.h"
@@ -14,6 +15,8 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QFile>
+#include <QLabel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -29,6 +32,8 @@ private slots:
     void initTestCase();
     void theLoopIsNamedAndNotTrainedAgain();
     void pythonRunEventsReadInChinese();
+    void lessonDescribesTheLoop();
+    void aRunThatNeverFinishedSaysSo();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
 
 private:
@@ -115,6 +120,37 @@ void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
     const QStringList english = shown();
     QCOMPARE(english, recordedTexts(path));
     QVERIFY(english != chinese);
+}
+
+// A loop has no lesson: the panel says what was recorded, from the file alone.
+void TestRecordedLoopWindow::lessonDescribesTheLoop()
+{
+    MainWindow w;
+    QVERIFY(runToEnd(w, [&] { w.openRun(runPath_); }));
+    const QString page = w.lessonPane()->toPlainText();
+    // nn.Sequential(Linear(4, 16), scripted ReLU, Linear(16, 1)): 4*16+16 + 16+1 parameters, 4 modules.
+    for (const QString &expected :
+         {QStringLiteral("A recorded Python loop"), QStringLiteral("python_event_run.py"),
+          QStringLiteral("Model: Sequential, 97 parameters (float32), 4 modules"),
+          QStringLiteral("Optimizer: SGD ("), QStringLiteral("lr 0.5"), QStringLiteral("A non-finite update: record"),
+          QStringLiteral("nanscope steer events.nsrun"), QStringLiteral("Not measured: not measured: 1: a TorchScript")})
+        QVERIFY2(page.contains(expected), qPrintable(expected + QStringLiteral(" not in:\n") + page));
+    QCOMPARE(w.findChild<QLabel *>(QStringLiteral("runState"))->text(), QStringLiteral("finished"));
+}
+
+// A file whose writer never finished it (a killed loop) ends in the window as "stopped without
+// finishing", not "finished".
+void TestRecordedLoopWindow::aRunThatNeverFinishedSaysSo()
+{
+    const QString killed = dir_.filePath(QStringLiteral("killed.nsrun"));
+    QVERIFY(QFile::copy(runPath_, killed));
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(killed.toUtf8().constData(), &db), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(db, "UPDATE run SET finished = NULL, summary = NULL", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    MainWindow w;
+    QVERIFY(runToEnd(w, [&] { w.openRun(killed, false); }));
+    QCOMPARE(w.findChild<QLabel *>(QStringLiteral("runState"))->text(), QStringLiteral("stopped without finishing"));
 }
 
 QTEST_MAIN(TestRecordedLoopWindow)

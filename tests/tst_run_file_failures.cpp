@@ -1,5 +1,6 @@
 // Run files that go wrong: a writer killed with SIGKILL, a writer in another process followed to
-// its end, bad files refused with one line naming the file and the cause, an unwritable path.
+// its end, bad files refused with one line naming the file and the cause, an unwritable path, a
+// file that is not a run file never replaced by one unless asked.
 #include "cli_runner.h"
 #include "record_compare.h"
 #include "run_collector.h"
@@ -13,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include <QDir>
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -39,6 +41,9 @@ private slots:
     void corpusOfBrokenFiles_data();
     void corpusOfBrokenFiles();
     void unwritablePathFailsAtOnce();
+    void onlyRunFilesAreReplaced_data();
+    void onlyRunFilesAreReplaced();
+    void commandLineRefusesToReplaceADocument();
 
 private:
     QString file(const QString &name) const { return dir_.filePath(name); }
@@ -288,6 +293,69 @@ void TestRunFileFailures::unwritablePathFailsAtOnce()
     QCOMPARE(run.code, 1);
     QVERIFY2(run.err.contains("cannot record the run"), qPrintable(run.err));
     QVERIFY(run.out.isEmpty() || !run.out.contains("== report =="));
+}
+
+void TestRunFileFailures::onlyRunFilesAreReplaced_data()
+{
+    QTest::addColumn<QByteArray>("content");  // "run file": one written by the recorder
+    QTest::addColumn<bool>("overwrite");
+    QTest::addColumn<bool>("replaced");
+    QTest::newRow("a script") << QByteArray("#!/bin/sh\necho my script\n") << false << false;
+    QTest::newRow("a database that is not a run file")
+        << QByteArray("SQLite format 3\0", 16) + QByteArray(84, '\0') << false << false;
+    QTest::newRow("an empty file") << QByteArray() << false << true;
+    QTest::newRow("a run file") << QByteArray("run file") << false << true;
+    QTest::newRow("a script, --overwrite") << QByteArray("#!/bin/sh\necho my script\n") << true << true;
+}
+
+void TestRunFileFailures::onlyRunFilesAreReplaced()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(bool, overwrite);
+    QFETCH(bool, replaced);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("notes.txt"));
+    if (content == "run file")
+        RunRecorder(path.toStdString()).close();
+    else
+        writeBytes(path, content);
+    const QByteArray before = bytesOf(path);
+    RecorderOptions options;
+    options.overwrite = overwrite;
+    QString message;
+    try {
+        RunRecorder recorder(path.toStdString(), options);
+        recorder.close();
+    } catch (const RunFileError &e) {
+        message = QString::fromStdString(e.what());
+    }
+    if (replaced) {
+        QVERIFY2(message.isEmpty(), qPrintable(message));
+        QCOMPARE(bytesOf(path).mid(68, 4), QByteArray("NSRN"));  // a run file's application id now
+    } else {
+        QCOMPARE(message, path + QStringLiteral(" exists and is not a NaNScope run file: not replaced (to replace it "
+                                                "on purpose: --overwrite)"));
+        QCOMPARE(bytesOf(path), before);
+    }
+    // Written beside and renamed: nothing is left next to it.
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("notes.txt")});
+}
+
+void TestRunFileFailures::commandLineRefusesToReplaceADocument()
+{
+    const QString path = file("README.md");
+    const QByteArray readme("# My project\n\nNotes that took a week to write.\n");
+    writeBytes(path, readme);
+    const auto refused =
+        nanscope::testing::run({"run", "--scenario", "large-lr-mse", "--steps", "3", "--record", path});
+    QCOMPARE(refused.code, 1);
+    QVERIFY2(refused.err.contains(path + " exists and is not a NaNScope run file: not replaced"),
+             qPrintable(refused.err));
+    QCOMPARE(bytesOf(path), readme);
+    const auto replaced = nanscope::testing::run(
+        {"run", "--scenario", "large-lr-mse", "--steps", "3", "--record", path, "--overwrite"});
+    QCOMPARE(replaced.code, 0);
+    QCOMPARE(RunFile(path.toStdString()).stats().steps, std::int64_t(3));
 }
 
 QTEST_GUILESS_MAIN(TestRunFileFailures)

@@ -1269,6 +1269,10 @@ Every module reports, at every step, the health of its output in forward and of 
         <source>Could not read the steps zoomed into: %1</source>
         <translation>无法读取放大区间内的步：%1</translation>
     </message>
+    <message>
+        <source>stopped without finishing</source>
+        <translation>未完成即停止</translation>
+    </message>
 </context>
 <context>
     <name>nanscope::MapColourScale</name>
@@ -1624,6 +1628,63 @@ The rank of the job that went non-finite first.</source>
     <message>
         <source>No rank of the job has gone non-finite.</source>
         <translation>作业中没有任何 rank 出现非有限值。</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::RecordedLoopPage</name>
+    <message>
+        <source># A recorded Python loop
+
+`%1`, recorded by nanscope.record %2 with torch %3 and Python %4 on %5, %6.
+
+</source>
+        <translation># 一个记录下来的 Python 训练循环
+
+`%1`，由 nanscope.record %2 在 %5 上记录（torch %3，Python %4），%6。
+
+</translation>
+    </message>
+    <message>
+        <source>- Model: `%1`, %2 parameters (%3), %4 modules
+</source>
+        <translation>- 模型：`%1`，%2 个参数（%3），%4 个模块
+</translation>
+    </message>
+    <message>
+        <source>- Optimizer: not given to the recorder
+</source>
+        <translation>- 优化器：未交给记录器
+</translation>
+    </message>
+    <message>
+        <source>- Optimizer: %1 (%2)
+</source>
+        <translation>- 优化器：%1（%2）
+</translation>
+    </message>
+    <message>
+        <source>- Loss scaler: %1
+</source>
+        <translation>- 损失缩放器：%1
+</translation>
+    </message>
+    <message>
+        <source>- A non-finite update: %1 (`on_nonfinite`)
+</source>
+        <translation>- 遇到非有限更新时：%1（`on_nonfinite`）
+</translation>
+    </message>
+    <message>
+        <source>- While it runs: `nanscope steer %1` changes its learning rate, clipping or guard
+</source>
+        <translation>- 运行期间：`nanscope steer %1` 可修改其学习率、梯度裁剪或防护策略
+</translation>
+    </message>
+    <message>
+        <source>- Not measured: %1
+</source>
+        <translation>- 未测量：%1
+</translation>
     </message>
 </context>
 <context>
@@ -2305,6 +2366,46 @@ The rank of the job that went non-finite first.</source>
     <message>
         <source>the gradient all-reduce brought NaN or Inf from another rank: this rank&apos;s own gradients were finite, and DistributedDataParallel averaged the others&apos; into them (`nanscope report FOLDER` names the rank where they were born)</source>
         <translation>梯度 all-reduce 从另一个进程（rank）带来了 NaN 或 Inf：本进程自己的梯度是有限的，DistributedDataParallel 把其他进程的梯度平均进来了（`nanscope report FOLDER` 会指出它们产生于哪个进程）</translation>
+    </message>
+    <message>
+        <source>non-finite gradients: the update was skipped and the gradients zeroed</source>
+        <translation>梯度含非有限值：已跳过本次更新并将梯度清零</translation>
+    </message>
+    <message>
+        <source>non-finite gradients: the update was stopped and the loop raised NonFiniteError</source>
+        <translation>梯度含非有限值：已阻止本次更新，训练循环抛出 NonFiniteError</translation>
+    </message>
+    <message>
+        <source>non-finite gradients: restored the state of step %1 (parameters, buffers, optimizer), lr halved to %2</source>
+        <translation>梯度含非有限值：已恢复第 %1 步的状态（参数、缓冲区、优化器），学习率减半为 %2</translation>
+    </message>
+    <message>
+        <source>non-finite gradients and no checked-finite state kept yet: update skipped</source>
+        <translation>梯度含非有限值，且尚未保存经检查为有限的状态：已跳过本次更新</translation>
+    </message>
+    <message>
+        <source>non-finite gradients: the update was stopped and the loop told to stop</source>
+        <translation>梯度含非有限值：已阻止本次更新，并通知训练循环停止</translation>
+    </message>
+    <message>
+        <source>paused before the update of step %1: non-finite gradients; waiting up to %2 s for a decision (continue, skip, rollback, stop)</source>
+        <translation>在第 %1 步更新前暂停：梯度含非有限值；最多等待 %2 秒以获得决定（继续、跳过、回滚、停止）</translation>
+    </message>
+    <message>
+        <source>decided: %1, after %2 s (request %3)</source>
+        <translation>已决定：%1，用时 %2 秒（请求 %3）</translation>
+    </message>
+    <message>
+        <source>no decision within %1 s: %2, as pause_default says</source>
+        <translation>%1 秒内未收到决定：按 pause_default 执行 %2</translation>
+    </message>
+    <message>
+        <source>%1 (request %2)</source>
+        <translation>%1（请求 %2）</translation>
+    </message>
+    <message>
+        <source>request %2 refused: %1</source>
+        <translation>请求 %2 被拒绝：%1</translation>
     </message>
 </context>
 </TS>

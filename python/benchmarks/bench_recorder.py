@@ -2,6 +2,7 @@
 
 Usage: PYTHONPATH=python python3 python/benchmarks/bench_recorder.py [--rounds R] [--steps S]
        [--models mlp,cnn,deep] [--device cpu|cuda] [--threads T] [--ops] [--syncs]
+       [--policies skip,rollback,raise]
 
 For each model (an MLP, a small CNN, a deep stack of 24 Linear+Tanh, a 2-layer transformer
 encoder, and stacks of 10, 100 and 1,000 tiny modules: --models all), each round times S training
@@ -10,7 +11,10 @@ steps three ways, interleaved so that machine noise reaches each alike:
   isnan     the same loop with a forward hook on every module doing `torch.isnan(out).any()` and
             reading it (`.item()`): the recipe people paste, which checks outputs only;
   recorder  the same loop inside `nanscope.record(...)` with `rec.step(loss)`, writing a run file;
-  ops       (with --ops) the recorder with ops=True, which checks every op (a tenth of the steps).
+  ops       (with --ops) the recorder with ops=True, which checks every op (a tenth of the steps);
+  POLICY    (with --policies) the recorder guarding the loop with on_nonfinite=POLICY, on the same
+            finite steps: what the guard costs where it never has to act (its verdict before each
+            update; rollback's kept state every 10 steps).
 Prints the median milliseconds a step of each and the ratios isnan/plain and recorder/plain, and
 recorder/isnan. One process, one thread by default (--threads), as `nanscope bench` measures.
 With --syncs on CUDA it also counts the host synchronisations a step of each (CUDA's sync debug
@@ -27,7 +31,7 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -145,14 +149,16 @@ def count_syncs(name: str, steps: int, folder: str) -> Dict[str, float]:
     return syncs
 
 
-def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: bool = False) -> Dict[str, float]:
+def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: bool = False,
+          policies: Sequence[str] = ()) -> Dict[str, float]:
     torch.manual_seed(0)
     model, x, y = MODELS[name]()
     model, x, y = model.to(device), x.to(device), y.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3) if name in SGD_MODELS else \
         torch.optim.AdamW(model.parameters(), lr=1e-3)
     time_steps(model, optimizer, x, y, steps)  # warm up
-    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": [], "ops": []}
+    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": [], "ops": [],
+                                     **{policy: [] for policy in policies}}
     for r in range(rounds):
         times["plain"].append(time_steps(model, optimizer, x, y, steps))
         handles = isnan_hooks(model)
@@ -165,6 +171,10 @@ def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: boo
             with nanscope.record(model, os.path.join(folder, f"{name}-{r}-ops.nsrun"), optimizer=optimizer,
                                  ops=True) as rec:
                 times["ops"].append(time_steps(model, optimizer, x, y, max(1, steps // 10), rec))
+        for policy in policies:
+            with nanscope.record(model, os.path.join(folder, f"{name}-{r}-{policy}.nsrun"), optimizer=optimizer,
+                                 on_nonfinite=policy) as rec:
+                times[policy].append(time_steps(model, optimizer, x, y, steps, rec))
     return {k: statistics.median(v) for k, v in times.items() if v}
 
 
@@ -178,7 +188,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--ops", action="store_true", help="also time ops=True (a tenth of the steps)")
     parser.add_argument("--syncs", action="store_true", help="also count host synchronisations a step (CUDA)")
+    parser.add_argument("--policies", default="", help="also time the recorder guarding the loop: "
+                        "comma-separated on_nonfinite policies (skip,rollback,raise)")
     args = parser.parse_args()
+    policies = [p for p in args.policies.split(",") if p]
+    wrong = [p for p in policies if p not in ("skip", "rollback", "raise")]
+    if wrong:
+        parser.error(f"unknown policy(ies) {','.join(wrong)}: choose from skip,rollback,raise")
     if args.syncs and not args.device.startswith("cuda"):
         parser.error("--syncs counts CUDA synchronisations: use it with --device cuda")
     if args.models == "all":
@@ -193,11 +209,14 @@ def main() -> None:
           f"{'rec/isnan':>10}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
-            m = bench(name, args.rounds, args.steps, args.device, folder, args.ops)
+            m = bench(name, args.rounds, args.steps, args.device, folder, args.ops, policies)
             print(f"{name:11} {m['plain']:8.3f} {m['isnan']:8.3f} {m['recorder']:9.3f} "
                   f"{m['isnan'] / m['plain']:11.3f}x {m['recorder'] / m['plain']:9.3f}x "
                   f"{m['recorder'] / m['isnan']:9.3f}x" + (f"   ops=True {m['ops']:.3f} ms, {m['ops'] / m['plain']:.1f}x"
                                                              if "ops" in m else ""))
+            for policy in policies:
+                print(f"  {'on_nonfinite=' + policy:20} {m[policy]:9.3f} ms   {m[policy] / m['recorder']:.3f}x the "
+                      f"recorder's, {m[policy] / m['plain']:.3f}x plain")
         if args.syncs:
             print(f"host synchronisations a step (CUDA sync debug mode, {args.steps} steps):")
             print(f"{'model':6} {'modules':>8} {'plain':>8} {'isnan':>8} {'recorder':>9}")

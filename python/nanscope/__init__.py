@@ -13,6 +13,8 @@ The run file opens in the NaNScope window (``nanscope run.nsrun``), in ``nanscop
 
 __version__ = "0.1.0"
 
+from .guard import NonFiniteError, Stopped  # noqa: E402
+from .quarantine import QuarantineSampler  # noqa: E402
 from .recorder import Recorder, RecorderClosed, record  # noqa: E402
 
-__all__ = ["Recorder", "RecorderClosed", "record", "__version__"]
+__all__ = ["NonFiniteError", "QuarantineSampler", "Recorder", "RecorderClosed", "Stopped", "record", "__version__"]

@@ -27,8 +27,9 @@ from .health import Health
 from .messages import Message, layer_name
 from .ops import OpChecker, OpOrigin
 from .origin import Call, GradEvent, Layer, LayerHealth, layers_of
+from .guard import Decision
 from .step_state import StepMeasures, StepState, Target
-from .update_hooks import UpdateRatios, gradient_norms, hook_step
+from .update_hooks import UpdateRatios, clip_gradients, gradient_norms, hook_step
 
 
 def tensors_in(value: Any) -> Iterator[torch.Tensor]:
@@ -62,6 +63,10 @@ _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
 # PyTorch 2.x: -1 outside backward; tells a checkpoint's recompute from a forward of the step.
 _GRAPH_TASK_ID = getattr(torch._C, "_current_graph_task_id", None)
 
+
+# A guard's decision on an update: (optimizer, the gradients' norms, this step's earlier decision)
+# -> None (the update runs) or what was done instead.
+Decide = Callable[[torch.optim.Optimizer, List[torch.Tensor], Optional[Decision]], Optional[Decision]]
 
 _ABSENT = Health()  # nothing observed: shared, as a Health the probe hands out is never changed
 
@@ -103,7 +108,9 @@ class StepProbe:
     """
 
     def __init__(self, model: torch.nn.Module, optimizers: Sequence[torch.optim.Optimizer] = (),
-                 scaler: Any = None, ops: bool = False) -> None:
+                 scaler: Any = None, ops: bool = False, decide: Optional[Decide] = None,
+                 on_begin: Optional[Callable[[], None]] = None,
+                 clip: Optional[Callable[[], Optional[float]]] = None) -> None:
         named = list(model.named_modules())
         self.model = model
         self.layers: List[Layer] = layers_of(named)
@@ -122,6 +129,9 @@ class StepProbe:
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
         self.ops = ops  # every op of a step is checked (ops=True)
+        self._decide = decide  # a guard: whether an update runs
+        self._on_begin = on_begin  # told when a step begins (a guard keeps the buffers)
+        self._clip = clip  # the norm the gradients are clipped to before each update (steered), or None
         self._checker: Optional[OpChecker] = None
         self._running: List[int] = []  # the modules whose forward runs now, innermost last (ops only)
         self._hook(0, lambda: model.register_forward_pre_hook(self._guard(self._on_model_forward)))
@@ -170,7 +180,8 @@ class StepProbe:
 
     def _hook_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
         handles, restore = hook_step(optimizer, self._guard(self._before_update), self._guard(self._after_update),
-                                     lambda: self.failure is not None)
+                                     lambda: self.failure is not None,
+                                     self._allow if self._decide is not None else None)
         self._handles += handles
         if restore is not None:
             self._restore.append(restore)
@@ -183,7 +194,24 @@ class StepProbe:
             s.learning_rate = float(self.optimizers[0].param_groups[0]["lr"])
         if s.weights_before is None:  # the update ratio needs the weights as they were
             s.weights_before = self._ratios.copy()
-        s.clipped_slots += [s.batch.add_norm(norms) for norms in gradient_norms(optimizer)]
+        s.update_norms = gradient_norms(optimizer)
+        clip = self._clip() if self._clip is not None else None
+        if clip is not None:
+            s.update_norms = clip_gradients(optimizer, s.update_norms, clip)
+        s.clipped_slots += [s.batch.add_norm(norms) for norms in s.update_norms]
+
+    def _allow(self, optimizer: torch.optim.Optimizer) -> bool:
+        """The guard's decision on this update; the update runs when the probe cannot tell."""
+        s = self._step
+        if self._decide is None or self.failure is not None or s is None or s.update_norms is None:
+            return True
+        norms, s.update_norms = s.update_norms, None
+        try:
+            s.decision = self._decide(optimizer, norms, s.decision)
+        except Exception as e:  # noqa: BLE001 - the guard's own failure never reaches the loop
+            self.fail(e)
+            return True
+        return s.decision is None or s.decision.updates
 
     def _after_update(self) -> None:
         if self._step is not None:
@@ -194,6 +222,8 @@ class StepProbe:
     def _begin(self, check_ops: bool = True) -> StepState:
         """A new step; ``check_ops=False`` for one that begins at its update or end (no op left to check)."""
         s = StepState()
+        if self._on_begin is not None:
+            self._on_begin()
         s.precision = _precision(self.model)
         for i, params in enumerate(self._own_params):
             s.params[i] = [s.batch.add(t) for t in _together(params)]
@@ -387,7 +417,8 @@ class StepProbe:
             passes=[t for _, t in s.passes if t is not None] if input_health.has_nonfinite() else [],
             loss_health=loss_health, loss=_value_of(loss_health), grad_norm=grad_norm,
             grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
-            loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, precision=s.precision, op_origin=op_origin,
+            loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, decision=s.decision, precision=s.precision,
+            op_origin=op_origin,
             nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)), all_finite=finite,
             step_ms=(time.perf_counter() - s.started) * 1000.0)
 

@@ -5,30 +5,34 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import platform
 import sqlite3
 import sys
+import uuid
 import warnings
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Union
 
 import torch
 
-from . import __version__
 from . import format as fmt
 from .ddp import check_buckets, inner_module, is_ddp
 from .forecast import TrendForecast
 from .batch_rows import bad_samples, sequence_first
 from .chunks import StepFacts, step_fate
+from .guard import DECISIONS, Decision, Guard, NonFiniteError, Paused, Stopped, decision_message, state_finite
+from .event_log import EventLog
 from .layer_keeper import LayerKeeper
 from .messages import Message
-from .origin import Origin, apply_op_origin, explain, find_origin
+from .origin import apply_op_origin, explain, find_origin
 from .probe import StepProbe
 from .step_state import StepMeasures
+from .steerer import Steerer
+from .steering import RequestFile
 from .tally import StepTally
 from .retention import KeepPolicy
 from .rows import health_columns, index_list
-from .run_config import optimizer_label, optimizer_settings, parallel_from_environment
-from .writer import RunFileWriter, WriteError, create_run_file, refuse_newer_run_file
+from .run_config import optimizer_label
+from .run_header import RunHeader, write_run_header
+from .writer import RunFileWriter, WriteError, create_run_file, refuse_to_replace
 
 
 Optimizers = Union[None, torch.optim.Optimizer, Sequence[torch.optim.Optimizer]]
@@ -43,7 +47,9 @@ class Recorder:
 
     def __init__(self, model: torch.nn.Module, path: str, optimizer: Optimizers = None,
                  scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
-                 keep: Union[str, int] = "auto", batch_dim: Optional[int] = None) -> None:
+                 keep: Union[str, int] = "auto", batch_dim: Optional[int] = None, on_nonfinite: str = "record",
+                 overwrite: bool = False, steer: bool = True, pause_timeout: float = 300.0,
+                 pause_default: str = "skip") -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
         if errors not in ("raise", "continue"):
@@ -58,13 +64,34 @@ class Recorder:
         if not any(True for _ in model.parameters()):
             raise ValueError("nanscope.record: the model has no parameters: there is no training to record")
         self.path = os.fspath(path)
+        self.run_id = uuid.uuid4().hex  # names this run to the requests that steer it
         self.errors = errors
         self.error: Optional[str] = None
         self._closed = False
         self._step = 0
         script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else ""
         self.name = name or (os.path.basename(script) if script else "python")
-        self._probe = StepProbe(model, optimizers, scaler, ops=ops)
+        if pause_default not in DECISIONS + ("raise",):
+            raise ValueError(f"nanscope.record: pause_default must be one of {', '.join(DECISIONS + ('raise',))}, "
+                             f"not {pause_default!r}")
+        if not isinstance(pause_timeout, (int, float)) or not pause_timeout >= 0:
+            raise ValueError(f"nanscope.record: pause_timeout must be a number of seconds (0 or more), not "
+                             f"{pause_timeout!r}")
+        self._model = model
+        self._guard = Guard(on_nonfinite, model, optimizers, wait=self._wait_for_decision)
+        self._requests: Optional[RequestFile] = None
+        self._events = EventLog()  # the file's, once it is open
+        self._steerer = Steerer(None, self._guard, optimizers, lambda *event: self._events.steered(*event),
+                                self.flush, float(pause_timeout), pause_default)
+        # The dataset indices of rows seen non-finite (named by `samples`), for the loader to leave out.
+        self.quarantined: Set[int] = set()
+        self._stopped_by_policy = False
+        # Steering may turn a guard on later: its decision point is then in place from the start
+        # (it reads nothing while the policy is "record").
+        guarded = bool(optimizers) and (self._guard.active or steer)
+        self._probe = StepProbe(model, optimizers, scaler, ops=ops, decide=self._decide if guarded else None,
+                                on_begin=self._guard.begin_step if guarded else None,
+                                clip=lambda: self._steerer.clip)
         self._time_first = sequence_first(model)
         self._unmeasured_said: set = set()
         # Data-parallel: each rank records its own gradients, measured before DDP averages them.
@@ -84,11 +111,14 @@ class Recorder:
         self._final_finite = True
         self._precision = "fp32"
         try:
-            self._open(model, optimizer, scaler, script, policy)
+            self._open(model, optimizer, scaler, script, policy, overwrite, steer)
         except (OSError, WriteError, sqlite3.Error) as e:
             self._probe.close()
-            message = f"nanscope.record: cannot write {self.path}: {e}"
+            message = f"nanscope.record: {e}" if isinstance(e, FileExistsError) else \
+                f"nanscope.record: cannot write {self.path}: {e}"
             if errors == "raise":
+                if isinstance(e, FileExistsError):  # a refusal: the one line says it all
+                    raise FileExistsError(message) from None
                 raise OSError(message) from e
             warnings.warn(message + " (training goes on unrecorded)", RuntimeWarning, stacklevel=3)
             self.error = message
@@ -97,7 +127,7 @@ class Recorder:
     # -- the file ---------------------------------------------------------------------------------
 
     def _open(self, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer], scaler: Any,
-              script: str, policy: KeepPolicy) -> None:
+              script: str, policy: KeepPolicy, overwrite: bool, steer: bool) -> None:
         if os.path.isdir(self.path):
             rank = os.environ.get("RANK")
             if rank is None or os.environ.get("WORLD_SIZE") is None:
@@ -105,78 +135,35 @@ class Recorder:
                                         "job's ranks: RANK and WORLD_SIZE are not set)")
             # A job's run folder, as `nanscope FOLDER` and `nanscope report FOLDER` read it.
             self.path = os.path.join(self.path, f"rank-{int(rank)}.nsrun")
-        refuse_newer_run_file(self.path)
+        try:
+            refuse_to_replace(self.path, overwrite)
+        except WriteError as e:
+            raise FileExistsError(str(e)) from None
         create_run_file(self.path)
         self._writer = RunFileWriter(self.path, on_error=self._on_write_error)
         self._keeper = LayerKeeper(self._writer, len(self.layers), policy)
-        first = next(model.parameters())
-        device = first.device.type
-        rank = os.environ.get("RANK")
-        world = os.environ.get("WORLD_SIZE")
-        controls = {"learning_rate": fmt.number_json(self._final_lr), "precision": "fp32"}
-        config = {
-            "recorder": {
-                "kind": "python",
-                "nanscope_python": __version__,
-                "name": self.name,
-                "script": script or None,
-                "argv": list(sys.argv),
-                "host": platform.node(),
-                "python": platform.python_version(),
-                "torch": torch.__version__,
-                "dtype": str(first.dtype).replace("torch.", ""),
-                "optimizer_class": type(optimizer).__name__ if optimizer is not None else None,
-                "optimizer_settings": optimizer_settings(optimizer),
-                "scaler": type(scaler).__name__ if scaler is not None else None,
-                "optimizers": [type(o).__name__ for o in self._probe.optimizers],
-                "instrumentation": self._instrumentation(self._probe.ops),
-                "not_measured": [{"layer": path, "why": why.text()} for path, why in self._probe.not_measured],
-            },
-            "steps": 0,
-            "seed": torch.initial_seed(),
-            # The intra-op threads: a CPU reduction's order, and so its last bits, follow them.
-            "threads": torch.get_num_threads(),
-            "parallel": parallel_from_environment(),
-            "device": device,
-            "controls": controls,
-        }
-        created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        self._writer.write(
-            "INSERT INTO run (format_version, nanscope_version, libtorch_version, created, scenario, model_path, "
-            "model_sha256, device, precision, seed, config, controls, rank, world_size, keep) "
-            "VALUES (?,?,?,?,NULL,NULL,NULL,?,?,?,?,?,?,?,?)",
-            [(fmt.FORMAT_VERSION, __version__, torch.__version__, created, device, "fp32",
-              torch.initial_seed() & 0x7FFFFFFFFFFFFFFF, json.dumps(config), json.dumps(controls),
-              int(rank) if rank is not None and world is not None else None,
-              int(world) if rank is not None and world is not None else None,
-              json.dumps(self._keeper.keep_json()))])
-        self._writer.write("INSERT INTO layers (id, path, type, parent) VALUES (?,?,?,?)",
-                           [(l.id, l.path, l.type, l.parent if l.parent >= 0 else None) for l in self.layers])
-        self._event("info", 0, -1, Message("python-recording", [self.name, device, torch.__version__,
+        self._events = EventLog(self._writer, self._keeper)
+        device = write_run_header(self._writer, RunHeader(
+            name=self.name, script=script, model=model, optimizer=optimizer, optimizers=self._probe.optimizers,
+            scaler=scaler, ops=self._probe.ops, batch_dim=self._batch_dim, policy=self._guard.policy,
+            max_rollbacks=self._guard.max_rollbacks, run_id=self.run_id, steerable=steer,
+            not_measured=[{"layer": path, "why": why.text()} for path, why in self._probe.not_measured],
+            learning_rate=self._final_lr, keep=self._keeper.keep_json()), self.layers)
+        self._events.add("info", 0, -1, Message("python-recording", [self.name, device, torch.__version__,
                                                                optimizer_label(optimizer)]))
         for path, why in self._probe.not_measured:
-            self._event("warning", 0, -1, why)
+            self._events.add("warning", 0, -1, why)
         self._writer.flush()
         if self._writer.error:
             raise WriteError(self._writer.error)
+        if steer:
+            self._requests = RequestFile(self.path, self.run_id)
+            self._steerer.requests = self._requests
 
     def _on_write_error(self, message: str) -> None:
         self.error = message
         if self.errors == "continue":
             warnings.warn(f"nanscope: {message} (training goes on unrecorded)", RuntimeWarning)
-
-    def _event(self, kind: str, step: int, layer: int, said: Union[str, Message],
-               origin: Optional[Origin] = None) -> None:
-        """One event: ``said`` a message the window translates, or text of its own (an error's)."""
-        assert kind in fmt.EVENT_KINDS, kind
-        message = said if isinstance(said, Message) else None
-        if self._writer is not None:
-            self._writer.write("INSERT INTO events (step, kind, layer, text, origin, message) VALUES (?,?,?,?,?,?)",
-                               [(step, kind, layer if layer >= 0 else None, message.text() if message else said,
-                                 json.dumps(fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin")) if origin else None,
-                                 message.json() if message else None)])
-        if self._keeper is not None:
-            self._keeper.event(kind, step)
 
     # -- a step -----------------------------------------------------------------------------------
 
@@ -198,9 +185,10 @@ class Recorder:
         indices = [int(i) for i in samples] if samples is not None else None
         if self._closed:  # recording stopped after an error: training goes on
             return
+        stopped: Optional[Union[NonFiniteError, Stopped]] = None
         try:
             if self._probe.failure is None:
-                self._record(self._probe.finish(loss), indices)
+                stopped = self._record(self._probe.finish(loss), indices)
         except (WriteError, sqlite3.Error, OSError):
             raise
         except Exception as e:  # noqa: BLE001 - an error of the recorder's own never reaches the loop
@@ -210,6 +198,36 @@ class Recorder:
             return
         if self.error is not None:
             self._stop_after_error()
+        if isinstance(stopped, Stopped):
+            self.close()  # told to stop: the file ends cleanly before the loop hears of it
+            raise stopped
+        if stopped is not None:
+            self.flush()  # the step that stopped the loop is in the file before the loop hears of it
+            raise stopped
+        if not self._closed:
+            try:
+                self._steerer.between_steps(self._step)
+            except (OSError, ValueError) as e:  # the request file went wrong: the loop goes on, unsteered
+                warnings.warn(f"nanscope: steering stopped: {e}", RuntimeWarning, stacklevel=2)
+                self._steerer.requests = None
+
+    def _wait_for_decision(self, step: int) -> Paused:
+        return self._steerer.wait(step)
+
+    def _decide(self, optimizer: torch.optim.Optimizer, norms: List[torch.Tensor],
+                earlier: Optional[Decision]) -> Optional[Decision]:
+        return self._guard.decide(self._step, optimizer, norms, earlier)
+
+    @property
+    def finite(self) -> bool:
+        """Whether the model's parameters and buffers are all finite now: guard a checkpoint with
+        it (``if rec.finite: torch.save(...)``). One reduction over the model and one host read."""
+        return state_finite(self._model)
+
+    @property
+    def policy(self) -> str:
+        """What a step with non-finite gradients does to the update (``on_nonfinite``)."""
+        return self._guard.policy
 
     def _stop_after_failure(self, failure: str) -> None:
         """The recorder failed inside (a bug, or a model it cannot follow): the steps so far stay
@@ -220,16 +238,6 @@ class Recorder:
         self.error = message
         self.close(error=message)
 
-    def _instrumentation(self, ops: bool) -> Dict[str, Any]:
-        """What a step's numbers mean: what is measured every step, what only on some."""
-        return {
-            "every_step": ["input", "module calls' outputs", "gradients into module outputs",
-                           "parameters", "parameter gradients", "loss", "update ratio"],
-            "exact_counts": "on tensors holding NaN or Inf (others: min, max and norm)",
-            "ops": ops,
-            "batch_dim": self._batch_dim,
-        }
-
     def _stop_after_error(self) -> None:
         message = self.error
         self._probe.close()
@@ -237,14 +245,20 @@ class Recorder:
         if self.errors == "raise":
             raise OSError(f"nanscope: {message}")
 
-    def _record(self, m: StepMeasures, samples: Optional[List[int]]) -> None:
+    def _record(self, m: StepMeasures, samples: Optional[List[int]]) -> Optional[Union[NonFiniteError, Stopped]]:
+        """Records one step; returns the error to raise when the guard stopped the loop."""
         step = self._step
         self._step += 1
         bad, rows_note = bad_samples(m.passes, samples, self._batch_dim, self._time_first)
         origin = find_origin(step, self.layers, m.layers, m.calls, m.grad_events, m.input_health, m.loss_health,
                              self._previous_params_finite)
         overflow: List[int] = []
-        skipped = self._optimizer is not None and not m.optimizer_stepped
+        decision = m.decision if m.decision is not None and not m.decision.updates else None
+        skipped = self._optimizer is not None and (not m.optimizer_stepped or decision is not None)
+        quarantined: List[int] = []
+        if self._guard.active:  # under a guard the loader can leave the bad rows out (QuarantineSampler)
+            quarantined = [i for i in dict.fromkeys(bad) if i not in self.quarantined]
+            self.quarantined.update(quarantined)
         if skipped and m.loss_scaling:
             overflow = [i for i, lh in enumerate(m.layers) if lh.param_grads.has_nonfinite()]
         if origin.valid() and m.op_origin is not None:
@@ -258,10 +272,12 @@ class Recorder:
                                           m.loss_scale)
         params_finite = not any(lh.params.has_nonfinite() for lh in m.layers)
         self._previous_params_finite = params_finite
-        why = Message("scaler-skipped-update" if m.loss_scaling else "update-not-called") if skipped else None
+        why = None if not skipped else decision_message(decision) if decision is not None else \
+            Message("scaler-skipped-update" if m.loss_scaling else "update-not-called")
+        rolled_back = decision is not None and decision.action == "rollback"
         row = {
             "step": step, "loss": m.loss, "grad_norm": m.grad_norm, "grad_norm_clipped": m.grad_norm_clipped,
-            "lr": m.learning_rate, "loss_scale": m.loss_scale, "skipped": int(skipped), "rolled_back": 0,
+            "lr": m.learning_rate, "loss_scale": m.loss_scale, "skipped": int(skipped), "rolled_back": int(rolled_back),
             "why": why.text() if why else None, "step_ms": m.step_ms,
             "origin_phase": origin.phase or None,
             "origin_layer": origin.layer if origin.valid() and origin.layer >= 0 else None,
@@ -269,7 +285,7 @@ class Recorder:
             "origin_produced": int(origin.produced) if origin.valid() else None,
             "origin_explanation": origin.explanation or None,
             **health_columns("input", m.input_health), **health_columns("loss", m.loss_health),
-            "bad_samples": index_list(bad), "quarantined": None, "zeroed_gradients": 0,
+            "bad_samples": index_list(bad), "quarantined": index_list(quarantined), "zeroed_gradients": 0,
             "overflow_layers": index_list(overflow), "precision": m.precision,
             "layer_detail": None,  # the keeper's to say
         }
@@ -282,25 +298,41 @@ class Recorder:
             m.loss_health.has_nonfinite() or (not m.all_finite and any(
                 getattr(lh, kind).has_nonfinite() for lh in m.layers for kind in fmt.HEALTH_KINDS))
         self._keeper.step(row, facts, m.layers, holds_nonfinite)
-        first = self._tally.add(origin, failed, skipped, bool(overflow), m.step_ms, m.layers)
+        first = self._tally.add(origin, failed, skipped, bool(overflow), m.step_ms, m.layers, quarantined,
+                                rolled_back)
         self._final_lr = m.learning_rate
         self._final_scale = m.loss_scale
         self._final_finite = params_finite
         self._precision = m.precision
         if first:
-            self._event("first-nonfinite", step, origin.layer, origin.explanation, origin)
+            self._events.add("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if why is not None:
-            self._event("recovery", step, -1, why)
+            self._events.add("rollback" if rolled_back else "recovery", step, origin.layer if decision else -1, why)
+        if quarantined:
+            self._events.add("recovery", step, -1, Message("quarantined", [" ".join(str(i) for i in quarantined)]))
         for why_not in m.unmeasured:
             if why_not not in self._unmeasured_said:
                 self._unmeasured_said.add(why_not)
-                self._event("warning", step, -1, Message("not-measured-layout", [why_not]))
+                self._events.add("warning", step, -1, Message("not-measured-layout", [why_not]))
         if m.nonfinite_from_other_ranks and self._from_other_ranks is None:
             self._from_other_ranks = step
-            self._event("warning", step, -1, Message("rank-nonfinite-from-other"))
+            self._events.add("warning", step, -1, Message("rank-nonfinite-from-other"))
         for layer, said in self._forecasts.add(step, m.layers, m.loss, m.loss_health, m.precision, m.learning_rate,
                                                m.loss_scaling, m.loss_scale, failed):
-            self._event("warning", step, layer, said)
+            self._events.add("warning", step, layer, said)
+        if decision is not None and decision.action == "stop":
+            self._stopped_by_policy = True
+            asked = decision.paused.request if decision.paused is not None else ""
+            return Stopped(f"nanscope: stopped at step {step} by {'request ' + asked if asked else 'pause_default'}: "
+                           "the update of the paused step was not applied, and the run file is closed", step)
+        if decision is not None and decision.action == "raise":
+            self._stopped_by_policy = True
+            o = fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin") if origin.valid() else None
+            reason = decision.why or "on_nonfinite='raise'"
+            return NonFiniteError(f"nanscope: step {step}: the gradients were not finite, so the update was not "
+                                  f"applied ({reason})" + (f": {origin.explanation}" if origin.valid() else ""),
+                                  step, o)
+        return None
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -318,7 +350,7 @@ class Recorder:
             "nonfinite_steps": t.nonfinite_steps,
             "nonfinite_steps_per_layer": {l.path: n for l, n in zip(self.layers, t.per_layer) if n},
             "quarantined_samples": t.quarantined_samples(),
-            "rollbacks": 0,
+            "rollbacks": t.rollbacks,
             "skipped_steps": t.skipped_steps,
             "scaler_skipped_steps": t.scaler_skipped_steps,
             "final_loss_scale": fmt.number_json(self._final_scale),
@@ -326,7 +358,7 @@ class Recorder:
             "optimizer": optimizer_label(self._optimizer),
             "final_learning_rate": fmt.number_json(self._final_lr),
             "steps_per_second": t.steps_per_second(),
-            "stopped_by_policy": False,
+            "stopped_by_policy": self._stopped_by_policy,
             "final_state_finite": self._final_finite,
             "challenge": None,  # challenges belong to NaNScope's own scenarios
         }
@@ -348,12 +380,14 @@ class Recorder:
             return
         self._closed = True
         self._probe.close()
+        if self._requests is not None:
+            self._requests.remove()
         if self._writer is None:
             return
         summary = self.summary()
         if error:
             summary["error"] = error
-            self._event("error", max(self._step - 1, 0), -1, error)
+            self._events.add("error", max(self._step - 1, 0), -1, error)
         if self._keeper is not None:
             self._keeper.finish()
         created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -385,7 +419,9 @@ def _optimizers(optimizer: Optimizers) -> List[torch.optim.Optimizer]:
 
 def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optimizers = None,
            scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
-           keep: Union[str, int] = "auto", batch_dim: Optional[int] = None) -> Recorder:
+           keep: Union[str, int] = "auto", batch_dim: Optional[int] = None, on_nonfinite: str = "record",
+           overwrite: bool = False, steer: bool = True, pause_timeout: float = 300.0,
+           pause_default: str = "skip") -> Recorder:
     """Starts recording ``model``'s training into the run file ``path``; see docs/python.md.
 
     Returns the recorder, also a context manager: closing it writes the summary. ``errors``:
@@ -397,6 +433,12 @@ def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimiz
     ``"all"``, or a budget such as ``"2GiB"``. ``optimizer``: one optimizer or a list of them
     (the first one's learning rate is recorded). ``batch_dim``: the dimension of the model's
     input that holds the batch's rows, when it is not the first (see docs/python.md).
+    ``on_nonfinite``: what a step whose gradients are not finite does to the update: ``"record"``
+    (nothing), ``"skip"``, ``"rollback"`` or ``"raise"`` (see docs/python.md, "Guarding your loop").
+    ``overwrite``: replace ``path`` even when it is not a run file (otherwise refused). ``steer``:
+    read requests from ``nanscope steer`` and the window (``PATH.steer``); ``"pause"`` waits at
+    most ``pause_timeout`` seconds for a decision, then takes ``pause_default``.
     """
     return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors, ops=ops,
-                    keep=keep, batch_dim=batch_dim)
+                    keep=keep, batch_dim=batch_dim, on_nonfinite=on_nonfinite, overwrite=overwrite, steer=steer,
+                    pause_timeout=pause_timeout, pause_default=pause_default)

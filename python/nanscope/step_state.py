@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
+from .guard import Decision
 from .health import Health, StatBatch
 from .ops import OpOrigin
 from .origin import Call, GradEvent, LayerHealth
@@ -37,6 +38,7 @@ class StepMeasures:
     loss_scale: float  # 1 without a loss scaler
     loss_scaling: bool
     optimizer_stepped: bool
+    decision: Optional[Decision]  # what a guard did instead of the update; None: nothing
     precision: str
     step_ms: float
     op_origin: Optional[OpOrigin] = None  # with ops=True: the first op that made a non-finite value
@@ -73,6 +75,8 @@ class StepState:
     learning_rate: Optional[float] = None
     clipped_slots: List[int] = field(default_factory=list)
     optimizer_stepped: bool = False
+    update_norms: Optional[List[torch.Tensor]] = None  # the gradients' norms, for a guard's decision
+    decision: Optional[Decision] = None
     precision: str = "fp32"
 
     def measure(self, t: torch.Tensor) -> int:

@@ -9,13 +9,14 @@ from .origin import LayerHealth, Origin
 
 
 class StepTally:
-    """Steps run, non-finite, skipped; the first origin the loss scaler could not absorb; each
+    """Steps run, non-finite, skipped, rolled back; the first origin the loss scaler could not absorb; each
     layer's non-finite steps (its output or the gradient into it)."""
 
     def __init__(self, layer_count: int) -> None:
         self.steps = 0
         self.nonfinite_steps = 0
         self.skipped_steps = 0
+        self.rollbacks = 0
         self.scaler_skipped_steps = 0
         self.step_ms = 0.0
         self.first_origin: Optional[Origin] = None
@@ -23,7 +24,7 @@ class StepTally:
         self.quarantined: List[int] = []
 
     def add(self, origin: Origin, failed: bool, skipped: bool, scaler_skipped: bool, step_ms: float,
-            layers: Sequence[LayerHealth], quarantined: Sequence[int] = ()) -> bool:
+            layers: Sequence[LayerHealth], quarantined: Sequence[int] = (), rolled_back: bool = False) -> bool:
         """Counts one step (a step counts non-finite when it has an origin); True when its origin
         is the run's first that failed."""
         self.steps += 1
@@ -35,6 +36,7 @@ class StepTally:
                 self.first_origin = origin
                 first = True
         self.skipped_steps += int(skipped)
+        self.rollbacks += int(rolled_back)
         self.scaler_skipped_steps += int(scaler_skipped)
         self.quarantined += quarantined
         for i, lh in enumerate(layers):

@@ -16,15 +16,20 @@ from .origin import LayerHealth
 
 
 def hook_step(optimizer: torch.optim.Optimizer, before: Callable[[torch.optim.Optimizer], None],
-              after: Callable[[], None], stopped: Callable[[], bool]) -> Tuple[List[Any], Optional[Callable[[], None]]]:
+              after: Callable[[], None], stopped: Callable[[], bool],
+              allow: Optional[Callable[[torch.optim.Optimizer], bool]] = None,
+              ) -> Tuple[List[Any], Optional[Callable[[], None]]]:
     """Calls ``before(optimizer)`` and ``after()`` around each ``optimizer.step()``; returns the
-    hooks' handles and, where the step had to be wrapped, what puts it back."""
-    if hasattr(optimizer, "register_step_pre_hook"):  # PyTorch 2.x
+    hooks' handles and, where the step had to be wrapped, what puts it back. With ``allow``, the
+    update runs only when ``allow(optimizer)`` says so (a guard): that takes a wrapper on 2.x too,
+    as a step pre-hook cannot stop the step."""
+    if allow is None and hasattr(optimizer, "register_step_pre_hook"):  # PyTorch 2.x
         return [optimizer.register_step_pre_hook(lambda opt, args, kwargs: before(opt)),
                 optimizer.register_step_post_hook(lambda opt, args, kwargs: after())], None
-    # 1.13: wrap the instance's step as a bound method (an LR scheduler created later wraps it in
-    # turn), with functools.wraps so that a scheduler created earlier still finds its marker
-    # (`_with_counter`) on it, and calling the step it wrapped, which counts the calls.
+    # Wrap the instance's step as a bound method (an LR scheduler created later wraps it in turn),
+    # with functools.wraps so that a scheduler created earlier still finds its marker
+    # (`_with_counter` on 1.13, `_wrapped_by_lr_sched` on 2.x) on it, and calling the step it
+    # wrapped, which counts the calls.
     original = optimizer.step
 
     @functools.wraps(original)
@@ -32,6 +37,8 @@ def hook_step(optimizer: torch.optim.Optimizer, before: Callable[[torch.optim.Op
         if stopped():
             return original(*args, **kwargs)
         before(opt)
+        if allow is not None and not allow(opt):
+            return None  # the guard stopped the update (as a GradScaler's skipped step returns None)
         result = original(*args, **kwargs)
         after()
         return result
@@ -70,6 +77,26 @@ def gradient_norms(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
             if grad is not None and grad.numel() > 0:
                 by_device.setdefault(grad.device, []).append(grad)
     return [torch.stack(float32(norms_of(grads))) for grads in by_device.values()]
+
+
+def clip_gradients(optimizer: torch.optim.Optimizer, norms: List[torch.Tensor], max_norm: float) -> List[torch.Tensor]:
+    """Scales the gradients ``optimizer`` is about to apply so that their norm together is at most
+    ``max_norm``, as ``torch.nn.utils.clip_grad_norm_`` does, from the norms ``gradient_norms``
+    gave and on the device (no host read); returns the norms after."""
+    if not norms:
+        return norms
+    device = norms[0].device
+    total = torch.sqrt(sum((n.float().pow(2).sum().to(device) for n in norms), torch.zeros((), device=device)))
+    coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    by_device: Dict[torch.device, List[torch.Tensor]] = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None and p.grad.layout == torch.strided and p.grad.is_floating_point():
+                by_device.setdefault(p.grad.device, []).append(p.grad)
+    with torch.no_grad():
+        for grads_device, grads in by_device.items():
+            torch._foreach_mul_(grads, coef.to(grads_device))
+    return [n * coef.to(n.device) for n in norms]
 
 
 class UpdateRatios:

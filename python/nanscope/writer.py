@@ -28,45 +28,70 @@ class WriteError(RuntimeError):
     """The run file could not be written (a full disk, a vanished folder, ...)."""
 
 
-def refuse_newer_run_file(path: str) -> None:
-    """Raises when ``path`` is a run file of a newer format: replacing it would lose a run this
-    version cannot even read. Any other file there is replaced, as the C++ recorder does."""
-    if not os.path.isfile(path):
+def _header(path: str) -> Tuple[bool, int, int]:
+    """(an SQLite file, its application id, its user version), from SQLite's 100-byte header."""
+    with open(path, "rb") as f:
+        head = f.read(100)
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        return False, 0, 0
+    return True, int.from_bytes(head[68:72], "big"), int.from_bytes(head[60:64], "big")
+
+
+def refuse_to_replace(path: str, overwrite: bool) -> None:
+    """Raises ``WriteError`` when ``path`` exists and is neither empty nor a run file of this format
+    or an older one: a typo in a path must not turn a script or a checkpoint into a run file.
+    ``overwrite`` replaces anything (the C++ writers' ``--overwrite``)."""
+    if overwrite or not os.path.exists(path):
         return
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            app_id = db.execute("PRAGMA application_id").fetchone()[0]
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return  # not a database: nothing of NaNScope's to keep
-    if app_id == fmt.APPLICATION_ID and version > fmt.FORMAT_VERSION:
+    if os.path.isdir(path):
+        raise WriteError(f"{path} is a folder, not a run file")
+    if os.path.getsize(path) == 0:
+        return  # an empty file holds nothing to lose
+    sqlite, app_id, version = _header(path)
+    if not sqlite or app_id != fmt.APPLICATION_ID:
+        raise WriteError(f"{path} exists and is not a NaNScope run file: not replaced "
+                         "(to replace it on purpose: overwrite=True)")
+    if version > fmt.FORMAT_VERSION:
         raise WriteError(f"{path} is a run file of a newer NaNScope (format {version}; this recorder writes "
-                         f"{fmt.FORMAT_VERSION}): not replaced")
+                         f"{fmt.FORMAT_VERSION}): not replaced (to replace it on purpose: overwrite=True)")
 
 
-def create_run_file(path: str) -> None:
-    """A new, empty run file at ``path`` with the schema of format.json; replaces one that was there."""
+def _remove_with_journals(path: str) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         try:
             os.remove(path + suffix)
         except FileNotFoundError:
             pass
-    db = sqlite3.connect(path, isolation_level=None)
+
+
+def create_run_file(path: str) -> None:
+    """A new, empty run file at ``path`` with the schema of format.json: written beside it and
+    renamed over it, so that a failure halfway leaves the file that was there as it was."""
+    fresh = path + ".new"
+    _remove_with_journals(fresh)
     try:
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute(f"PRAGMA application_id = {fmt.APPLICATION_ID}")
-        db.execute(f"PRAGMA user_version = {fmt.FORMAT_VERSION}")
-        db.execute("BEGIN")
-        for statement in fmt.SCHEMA:
-            db.execute(statement)
-        db.executemany("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)",
-                       [(int(e), scale) for e, scale in fmt.FLOAT32_EXPONENTS])
-        db.execute("COMMIT")
-    finally:
-        db.close()
+        db = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")  # kept in the header: the file opens in WAL mode
+            db.execute(f"PRAGMA application_id = {fmt.APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {fmt.FORMAT_VERSION}")
+            db.execute("BEGIN")
+            for statement in fmt.SCHEMA:
+                db.execute(statement)
+            db.executemany("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)",
+                           [(int(e), scale) for e, scale in fmt.FLOAT32_EXPONENTS])
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        os.replace(fresh, path)
+    except BaseException:
+        _remove_with_journals(fresh)
+        raise
+    for suffix in ("-wal", "-shm", "-journal"):  # the replaced file's: another database's
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
 
 
 class RunFileWriter:

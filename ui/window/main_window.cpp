@@ -73,6 +73,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("layers"))}, {380}, Qt::Horizontal);
 
     stateLabel_ = new QLabel;
+    stateLabel_->setObjectName(QStringLiteral("runState"));
     stepLabel_ = new QLabel;
     rateLabel_ = new QLabel;
     deviceLabel_ = new QLabel;
@@ -371,8 +372,13 @@ void MainWindow::updateStatus()
         stepsPerSecond_ = rateSteps_ * 1000.0 / double(rateClock_.restart());
         rateSteps_ = 0;
     }
+    // A file whose run never finished (its writer killed or still writing when it was opened) ends
+    // here without the run having finished.
+    const bool unfinished = showingRecordedRun() && state_ == SessionState::Finished &&
+                            !controller_.lastSummary().finished;
     stateLabel_->setText(showingRecordedRun() && state_ == SessionState::Running ? tr("following")
-                                                                      : coreText(sessionStateName(state_)));
+                         : unfinished                                            ? tr("stopped without finishing")
+                                                                                 : coreText(sessionStateName(state_)));
     stepLabel_->setText(lastRecord_ ? tr("step %1").arg(lastRecord_->step) : tr("no steps"));
     rateLabel_->setText(tr("%1 steps/s").arg(stepsPerSecond_, 0, 'f', stepsPerSecond_ < 10 ? 1 : 0));
     if (deviceLabel_->text().isEmpty())

@@ -2,6 +2,7 @@
 // opened (File menu, recent runs, a drop, the command line) as the controller's source, shown as
 // it was live, and followed while its writer still writes.
 #include "window/main_window.h"
+#include "window/recorded_loop_page.h"
 
 #include "widgets/control_panel.h"
 #include "widgets/challenge_box.h"
@@ -193,6 +194,8 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
     applyRecordedRunLook();
     if (!info.scenario.empty())
         lesson_->showLesson(QString::fromStdString(info.scenario));
+    else if (info.config.isRecordedLoop())
+        lesson_->showPage(recordedLoopPage(info, path));
     else
         lesson_->showPage(tr("# Recorded run of a model\n\n`%1` (sha256 `%2`), recorded with NaNScope %3 on %4.")
                               .arg(QString::fromStdString(info.modelPath), QString::fromStdString(info.modelSha256),

@@ -20,12 +20,16 @@ struct RecorderOptions {
     // Called once, on the writer thread, when writing fails (a full disk, a vanished folder):
     // the message names the file and the cause. Nothing is written after it.
     std::function<void(const std::string &message)> onError;
+    // Replace a file that is not a run file (or one of a newer format). Off, such a file is
+    // refused: a typo in a path must not destroy a script or a checkpoint.
+    bool overwrite = false;
 };
 
 class RunRecorder final : public RunObserver {
 public:
-    // Creates `path` (replacing a run file already there) and writes the schema. Throws
-    // RunFileError at once when it cannot (an unwritable folder, a full disk).
+    // Creates `path` with its schema, beside it first and then renamed over it, replacing a run
+    // file already there (any file with `overwrite`). Throws RunFileError at once when it cannot
+    // (an unwritable folder, a full disk, a file that is not a run file).
     explicit RunRecorder(const std::string &path, RecorderOptions options = {});
     ~RunRecorder() override;  // close()
     RunRecorder(const RunRecorder &) = delete;

@@ -130,6 +130,23 @@ const Pattern kPatterns[] = {
     {"update-not-called", QT_TRANSLATE_NOOP("nanscope::core", "optimizer.step() was not called in this step")},
     {"scaler-skipped-update",
      QT_TRANSLATE_NOOP("nanscope::core", "the loss scaler skipped the update: the gradients overflowed")},
+    {"guard-skipped",
+     QT_TRANSLATE_NOOP("nanscope::core", "non-finite gradients: the update was skipped and the gradients zeroed")},
+    {"guard-raised", QT_TRANSLATE_NOOP("nanscope::core",
+                                       "non-finite gradients: the update was stopped and the loop raised NonFiniteError")},
+    {"guard-restored", QT_TRANSLATE_NOOP("nanscope::core", "non-finite gradients: restored the state of step %1 "
+                                                           "(parameters, buffers, optimizer), lr halved to %2")},
+    {"guard-no-snapshot",
+     QT_TRANSLATE_NOOP("nanscope::core", "non-finite gradients and no checked-finite state kept yet: update skipped")},
+    {"guard-stopped",
+     QT_TRANSLATE_NOOP("nanscope::core", "non-finite gradients: the update was stopped and the loop told to stop")},
+    {"paused-python", QT_TRANSLATE_NOOP("nanscope::core", "paused before the update of step %1: non-finite gradients; "
+                                                          "waiting up to %2 s for a decision (continue, skip, "
+                                                          "rollback, stop)")},
+    {"pause-decided", QT_TRANSLATE_NOOP("nanscope::core", "decided: %1, after %2 s (request %3)")},
+    {"pause-timed-out", QT_TRANSLATE_NOOP("nanscope::core", "no decision within %1 s: %2, as pause_default says")},
+    {"steer-applied", QT_TRANSLATE_NOOP("nanscope::core", "%1 (request %2)")},
+    {"steer-refused", QT_TRANSLATE_NOOP("nanscope::core", "request %2 refused: %1")},
     {"rank-nonfinite-from-other",
      QT_TRANSLATE_NOOP("nanscope::core",
                        "the gradient all-reduce brought NaN or Inf from another rank: this rank's own gradients were "

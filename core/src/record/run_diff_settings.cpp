@@ -32,9 +32,13 @@ std::vector<std::pair<std::string, std::string>> settingsOf(const RunFile &file)
         {"rank", i.worldSize > 0 ? std::to_string(i.rank) : "null"},
         {"world_size", i.worldSize > 0 ? std::to_string(i.worldSize) : "null"},
     };
-    const Json config = Json::parse(i.configText, nullptr, false);
-    if (!config.is_discarded())
-        flatten(config, "", out);
+    Json config = Json::parse(i.configText, nullptr, false);
+    if (config.is_discarded())
+        return out;
+    // A Python run's id names the run for the requests that steer it: not a setting.
+    if (config.contains("recorder") && config["recorder"].is_object())
+        config["recorder"].erase("run_id");
+    flatten(config, "", out);
     return out;
 }
 

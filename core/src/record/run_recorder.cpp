@@ -2,12 +2,11 @@
 // queue into SQL in one transaction per batch.
 #include "nanscope/run_recorder.h"
 
-#include "record/run_file_schema.h"
+#include "record/run_file_replace.h"
 #include "record/run_writer.h"
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -57,9 +56,8 @@ struct RunRecorder::Impl {
 RunRecorder::RunRecorder(const std::string &path, RecorderOptions options)
     : d_(std::make_unique<Impl>(path, std::move(options)))
 {
-    // A previous file of that name (and its journal) would mix two runs.
-    for (const char *suffix : {"", "-wal", "-shm", "-journal"})
-        std::remove((path + suffix).c_str());
+    record::refuseToReplace(path, d_->options.overwrite);
+    record::createRunFile(path);
     d_->db = std::make_unique<record::Database>(path, record::Database::Mode::Create);
     record::Database &db = *d_->db;
     db.exec("PRAGMA journal_mode = WAL");
@@ -67,11 +65,6 @@ RunRecorder::RunRecorder(const std::string &path, RecorderOptions options)
     // A thinning pass (docs/run-file.md, "Layer detail") deletes many rows in one transaction: the
     // log it leaves is cut back after the next checkpoint rather than kept at its largest.
     db.exec("PRAGMA journal_size_limit = 67108864");
-    db.exec("PRAGMA application_id = " + std::to_string(record::kRunFileApplicationId));
-    db.exec("PRAGMA user_version = " + std::to_string(kRunFileFormatVersion));
-    db.exec("BEGIN");
-    record::createSchema(db);
-    db.exec("COMMIT");
     d_->out = std::make_unique<record::RunWriter>(db, d_->options.keep);
     d_->writer = std::thread([this] { d_->writerLoop(); });
 }
