@@ -6,6 +6,9 @@
 #include "widgets/control_panel.h"
 #include "widgets/language.h"
 #include "widgets/lesson_pane.h"
+#include "widgets/learning_rate_edit.h"
+#include "widgets/origin_panel.h"
+#include "widgets/plot_panel.h"
 #include "window/main_window.h"
 
 #include "nanscope/run_file.h"
@@ -16,6 +19,10 @@
 #include <QAction>
 #include <QComboBox>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QPushButton>
 #include <QLabel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -34,18 +41,22 @@ private slots:
     void pythonRunEventsReadInChinese();
     void lessonDescribesTheLoop();
     void aRunThatNeverFinishedSaysSo();
+    void theWindowSteersARunningLoop();
+    void aPausedLoopTakesTheWindowsDecision_data();
+    void aPausedLoopTakesTheWindowsDecision();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
 
 private:
     QTemporaryDir dir_;
     QString runPath_;  // written by the Python recorder itself (tests/python_event_run.py)
+    QString python_;   // the interpreter with torch that wrote it
 };
 
 void TestRecordedLoopWindow::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
     QString tried;
-    const QString python = testing::pythonWithTorch(&tried);
+    const QString python = python_ = testing::pythonWithTorch(&tried);
     if (python.isEmpty() && NANSCOPE_PYTHON_TORCH_OPTIONAL)
         QSKIP(qPrintable(QStringLiteral("no python3 with torch (tried %1)").arg(tried)));
     QVERIFY2(!python.isEmpty(), qPrintable(QStringLiteral("no python3 with torch (tried %1); install python3-torch")
@@ -151,6 +162,113 @@ void TestRecordedLoopWindow::aRunThatNeverFinishedSaysSo()
     MainWindow w;
     QVERIFY(runToEnd(w, [&] { w.openRun(killed, false); }));
     QCOMPARE(w.findChild<QLabel *>(QStringLiteral("runState"))->text(), QStringLiteral("stopped without finishing"));
+}
+
+// A Python loop that records into `path` while the test runs, in a process of its own.
+static std::unique_ptr<QProcess> startLoop(const QString &python, const QString &path, const QString &policy,
+                                           int steps, const QString &nanAt)
+{
+    auto loop = std::make_unique<QProcess>();
+    loop->start(python, {QStringLiteral(NANSCOPE_PYTHON_STEERED_LOOP), path, policy, QString::number(steps), nanAt});
+    return loop;
+}
+
+// Its lines: the learning rate each step's update used, and a stop.
+static QList<QJsonObject> loopLines(QProcess &loop)
+{
+    QList<QJsonObject> out;
+    for (const QByteArray &line : loop.readAllStandardOutput().split('\n'))
+        if (line.startsWith('{'))
+            out << QJsonDocument::fromJson(line).object();
+    return out;
+}
+
+static QList<QStringList> rowsOf(const QString &path, const char *sql)
+{
+    QList<QStringList> out;
+    sqlite3 *db = nullptr;
+    if (sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt *s = nullptr;
+        sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
+        while (s && sqlite3_step(s) == SQLITE_ROW) {
+            QStringList row;
+            for (int c = 0; c < sqlite3_column_count(s); ++c)
+                row << QString::fromUtf8(reinterpret_cast<const char *>(sqlite3_column_text(s, c)));
+            out << row;
+        }
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+    return out;
+}
+
+// Following a loop that records, the window's learning rate reaches the loop's param groups at its
+// next step and is recorded as a control change; the precision stays the loop's own.
+void TestRecordedLoopWindow::theWindowSteersARunningLoop()
+{
+    const QString path = dir_.filePath(QStringLiteral("steered.nsrun"));
+    auto loop = startLoop(python_, path, QStringLiteral("record"), 100, QStringLiteral("-"));
+    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
+    MainWindow w;
+    QVERIFY(w.openRun(path));
+    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > 0, 20000);
+    QVERIFY(w.controlPanel()->isEnabled());
+    QVERIFY(w.controlPanel()->learningRateEdit()->isEnabled());
+    QVERIFY(!w.controlPanel()->precisionBox()->isEnabled());
+    w.controlPanel()->learningRateEdit()->spinBox()->setValue(0.01);
+    QTRY_COMPARE_WITH_TIMEOUT(rowsOf(path, "SELECT control, old, new FROM control_changes"),
+                              (QList<QStringList>{{QStringLiteral("lr"), QStringLiteral("0.1"), QStringLiteral("0.01")}}), 20000);
+    const int at = rowsOf(path, "SELECT step FROM control_changes").front().front().toInt();
+    QTRY_VERIFY_WITH_TIMEOUT(w.plots()->controlMarkCount() == 1, 20000);  // the window shows the change
+    QVERIFY(loop->waitForFinished(60000));
+    const QList<QJsonObject> lines = loopLines(*loop);
+    QCOMPARE(lines.size(), 100);
+    for (const QJsonObject &line : lines)
+        QCOMPARE(line.value(QLatin1String("lr")).toDouble(), line.value(QLatin1String("step")).toInt() < at ? 0.1 : 0.01);
+    QTRY_VERIFY(!w.controlPanel()->isEnabled());  // the loop has ended: nothing reads requests
+}
+
+// The origin panel's decisions on a loop paused before a non-finite update.
+void TestRecordedLoopWindow::aPausedLoopTakesTheWindowsDecision_data()
+{
+    QTest::addColumn<QString>("button");
+    QTest::addColumn<QString>("decided");
+    QTest::addColumn<bool>("finiteAfter");
+    QTest::newRow("skip") << QStringLiteral("S&kip batch") << QStringLiteral("skip") << true;
+    QTest::newRow("continue") << QStringLiteral("&Continue") << QStringLiteral("continue") << false;
+    QTest::newRow("stop") << QStringLiteral("S&top the loop") << QStringLiteral("stop") << true;
+}
+
+void TestRecordedLoopWindow::aPausedLoopTakesTheWindowsDecision()
+{
+    QFETCH(QString, button);
+    QFETCH(QString, decided);
+    QFETCH(bool, finiteAfter);
+    const QString path = dir_.filePath(QStringLiteral("paused-%1.nsrun").arg(decided));
+    auto loop = startLoop(python_, path, QStringLiteral("pause"), 2, QStringLiteral("1"));
+    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
+    MainWindow w;
+    QVERIFY(w.openRun(path));
+    auto *origin = w.findChild<OriginPanel *>();
+    QTRY_VERIFY_WITH_TIMEOUT(origin->awaitingDecision(), 30000);
+    QPushButton *clicked = nullptr;
+    for (QPushButton *b : origin->findChildren<QPushButton *>()) {
+        if (b->text() == QStringLiteral("Re&try step"))
+            QVERIFY(!b->isVisible());  // a loop cannot compute its step again
+        if (b->text() == button)
+            clicked = b;
+    }
+    QVERIFY(clicked && clicked->isEnabled());
+    QVERIFY(origin->text().contains(QStringLiteral("Paused before the update of step 1")));
+    clicked->click();
+    QVERIFY(loop->waitForFinished(60000));
+    const QList<QJsonObject> lines = loopLines(*loop);
+    QCOMPARE(lines.back().value(QLatin1String("finite")).toBool(), finiteAfter);
+    QCOMPARE(lines.back().contains(QLatin1String("stopped")), decided == QLatin1String("stop"));
+    const auto said = rowsOf(path, "SELECT text FROM events WHERE message LIKE '%pause-decided%'");
+    QCOMPARE(said.size(), 1);
+    QVERIFY2(said.front().front().startsWith(QStringLiteral("decided: %1, after ").arg(decided)),
+             qPrintable(said.front().front()));
 }
 
 QTEST_MAIN(TestRecordedLoopWindow)

@@ -625,6 +625,10 @@ Every module reports, at every step, the health of its output in forward and of 
         <source>Lesson&apos;s fix</source>
         <translation>课程中的修复</translation>
     </message>
+    <message>
+        <source>A Python loop runs in the precision its own autocast and dtype give it</source>
+        <translation>Python 训练循环的精度由它自己的 autocast 和数据类型决定</translation>
+    </message>
 </context>
 <context>
     <name>nanscope::EventLogModel</name>
@@ -1273,6 +1277,10 @@ Every module reports, at every step, the health of its output in forward and of 
         <source>stopped without finishing</source>
         <translation>未完成即停止</translation>
     </message>
+    <message>
+        <source>A Python loop that is recording: the learning rate, clipping, the recovery policy and pause-on-non-finite reach it at its next step.</source>
+        <translation>正在记录的 Python 训练循环：学习率、梯度裁剪、恢复策略和“遇非有限值暂停”会在它的下一步生效。</translation>
+    </message>
 </context>
 <context>
     <name>nanscope::MapColourScale</name>
@@ -1453,6 +1461,22 @@ Every module reports, at every step, the health of its output in forward and of 
 %2</source>
         <translation>在第 %1 步的更新之前暂停：权重尚未改动。
 %2</translation>
+    </message>
+    <message>
+        <source>S&amp;top the loop</source>
+        <translation>停止循环(&amp;T)</translation>
+    </message>
+    <message>
+        <source>End the Python loop here: the update is not applied, the run file is closed and the loop gets nanscope.Stopped</source>
+        <translation>在此结束 Python 训练循环：不应用本次更新，关闭运行文件，循环收到 nanscope.Stopped</translation>
+    </message>
+    <message>
+        <source>Paused before the update of step %1</source>
+        <translation>在第 %1 步更新前暂停</translation>
+    </message>
+    <message>
+        <source>Its gradients are not finite. The loop waits for a decision; its weights are untouched.</source>
+        <translation>其梯度含非有限值。训练循环正在等待决定；权重未被改动。</translation>
     </message>
 </context>
 <context>

@@ -59,9 +59,13 @@ def write_run_header(writer: RunFileWriter, h: RunHeader, layers: Sequence[Layer
     rank = os.environ.get("RANK")
     world = os.environ.get("WORLD_SIZE")
     controls: Dict[str, Any] = {"learning_rate": fmt.number_json(h.learning_rate), "precision": "fp32"}
-    if h.policy == "rollback":  # the C++ policy of that name, for `diff` and the window
-        controls["recovery"] = {"quarantine_samples": False, "zero_nonfinite_grads": False,
-                                "rollback_on_nonfinite_loss": True, "max_retries": h.max_rollbacks}
+    # The guard as the window's controls say it (steer_request.h's nonFinitePolicyFor, inverted):
+    # skipping the batch, rolling back, pausing on a non-finite step.
+    if h.policy in ("skip", "rollback", "pause"):
+        controls["recovery"] = {"quarantine_samples": h.policy == "skip", "zero_nonfinite_grads": False,
+                                "rollback_on_nonfinite_loss": h.policy == "rollback", "max_retries": h.max_rollbacks}
+    if h.policy == "pause":
+        controls["pause_on_nonfinite"] = True
     config = {
         "recorder": {
             "kind": "python",

@@ -21,6 +21,8 @@
 #include <QSignalBlocker>
 #include <QPushButton>
 #include <QSpinBox>
+
+#include <initializer_list>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -335,6 +337,13 @@ void ControlPanel::showRunConfig(const RunConfig &config)
     if (const int d = device_->findData(QString::fromStdString(config.device)); d >= 0)
         device_->setCurrentIndex(d);
     setControls(initialControls(config));
+}
+
+void ControlPanel::setSteeringOnly(bool on)
+{
+    for (QWidget *w : std::initializer_list<QWidget *>{runBox_, precision_, maxRetries_, fix_})
+        w->setEnabled(!on);
+    precision_->setToolTip(on ? tr("A Python loop runs in the precision its own autocast and dtype give it") : QString());
 }
 
 RunConfig ControlPanel::runConfig() const

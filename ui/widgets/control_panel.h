@@ -50,6 +50,9 @@ public:
     void loadScenarioDefaults();
     // Shows what a recorded run ran with: its scenario or model, steps, seed, device, controls.
     void showRunConfig(const RunConfig &config);
+    // Steering a Python loop: only what reaches it stays live (learning rate, clipping, recovery,
+    // pause on non-finite); the precision is the loop's own autocast's.
+    void setSteeringOnly(bool on);
 
     void saveSettings(QSettings &settings) const;
     void restoreSettings(const QSettings &settings);

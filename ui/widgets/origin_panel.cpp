@@ -32,10 +32,13 @@ OriginPanel::OriginPanel(QWidget *parent) : QWidget(parent)
     retry_ = new QPushButton;
     rollback_ = new QPushButton;
     continue_ = new QPushButton;
+    stop_ = new QPushButton;
+    stop_->hide();
     buttons->addWidget(skip_, 0, 0);
     buttons->addWidget(retry_, 0, 1);
     buttons->addWidget(rollback_, 1, 0);
     buttons->addWidget(continue_, 1, 1);
+    buttons->addWidget(stop_, 0, 1);  // where Retry is: a Python loop's pause has one or the other
     layout->addLayout(buttons);
     replay_ = new ReplayView;
     layout->addWidget(replay_, 1);
@@ -44,6 +47,7 @@ OriginPanel::OriginPanel(QWidget *parent) : QWidget(parent)
     connect(retry_, &QPushButton::clicked, this, &OriginPanel::retryRequested);
     connect(rollback_, &QPushButton::clicked, this, &OriginPanel::rollbackRequested);
     connect(continue_, &QPushButton::clicked, this, &OriginPanel::continueRequested);
+    connect(stop_, &QPushButton::clicked, this, &OriginPanel::stopRequested);
     retranslate();
     clear();
 }
@@ -65,6 +69,9 @@ void OriginPanel::retranslate()
     rollback_->setToolTip(tr("Restore the last state that was checked finite and halve the LR"));
     continue_->setText(tr("&Continue"));
     continue_->setToolTip(tr("Apply the update anyway and go on"));
+    stop_->setText(tr("S&top the loop"));
+    stop_->setToolTip(tr("End the Python loop here: the update is not applied, the run file is closed and "
+                         "the loop gets nanscope.Stopped"));
     showText();
 }
 
@@ -84,18 +91,27 @@ void OriginPanel::showOrigin(const Origin &origin)
     showText();
 }
 
-void OriginPanel::showPaused(const Origin &origin)
+void OriginPanel::showPaused(const Origin &origin, int step, bool pythonLoop)
 {
     shown_ = origin;
     pausedOn_ = true;
+    pausedStep_ = origin.valid() ? origin.step : step;
     showText();
     awaiting_ = true;
-    for (QPushButton *b : {skip_, retry_, rollback_, continue_})
+    retry_->setVisible(!pythonLoop);
+    stop_->setVisible(pythonLoop);
+    for (QPushButton *b : {skip_, retry_, rollback_, continue_, stop_})
         b->setEnabled(true);
 }
 
 void OriginPanel::showText()
 {
+    if (!shown_.valid() && pausedOn_) {  // a Python loop tells the origin once the step is decided
+        summary_->setText(tr("Paused before the update of step %1").arg(pausedStep_));
+        details_->setText(tr("Its gradients are not finite. The loop waits for a decision; its weights are "
+                             "untouched."));
+        return;
+    }
     if (!shown_.valid()) {
         summary_->setText(tr("No non-finite value so far."));
         details_->clear();
@@ -111,7 +127,7 @@ void OriginPanel::showText()
 void OriginPanel::decided()
 {
     awaiting_ = false;
-    for (QPushButton *b : {skip_, retry_, rollback_, continue_})
+    for (QPushButton *b : {skip_, retry_, rollback_, continue_, stop_})
         b->setEnabled(false);
 }
 

@@ -124,6 +124,7 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     connect(origin_, &OriginPanel::skipRequested, this, [decide] { decide(PausedStepDecision::SkipBatch); });
     connect(origin_, &OriginPanel::retryRequested, this, [decide] { decide(PausedStepDecision::Retry); });
     connect(origin_, &OriginPanel::continueRequested, this, [decide] { decide(PausedStepDecision::Continue); });
+    connect(origin_, &OriginPanel::stopRequested, this, [decide] { decide(PausedStepDecision::Stop); });
     connect(origin_, &OriginPanel::rollbackRequested, this, [this] {
         controller_.requestRollback();
         origin_->decided();
@@ -332,7 +333,7 @@ void MainWindow::onEvents(const QVector<Event> &events)
             warned = true;
         }
         if (e.kind == EventKind::Paused) {  // the paused step's record comes once it is decided
-            origin_->showPaused(e.origin);
+            origin_->showPaused(e.origin, e.step, showingRecordedRun() && controller_.capabilities().controls);
             if (QDockWidget *d = findChild<QDockWidget *>(QStringLiteral("origin")))
                 d->raise();
         }
@@ -347,6 +348,8 @@ void MainWindow::onEvents(const QVector<Event> &events)
 void MainWindow::onState(SessionState state)
 {
     state_ = state;
+    if (showingRecordedRun())  // a steered loop's controls go grey once it ends
+        applyRecordedRunLook();
     updateActions();
     updateStatus();
 }

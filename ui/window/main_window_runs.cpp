@@ -213,8 +213,13 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
 void MainWindow::applyRecordedRunLook()
 {
     const bool watched = showingRecordedRun();
-    controls_->setEnabled(!watched);
-    controls_->setToolTip(watched ? tr("A recorded run: its controls were applied when it ran and cannot "
+    // A Python loop followed while it records takes its rate, clipping and guard from here.
+    const bool steered = watched && controller_.capabilities().controls;
+    controls_->setEnabled(!watched || steered);
+    controls_->setSteeringOnly(steered);
+    controls_->setToolTip(steered ? tr("A Python loop that is recording: the learning rate, clipping, the recovery "
+                                       "policy and pause-on-non-finite reach it at its next step.")
+                          : watched ? tr("A recorded run: its controls were applied when it ran and cannot "
                                          "change it now. File › Close run trains live again.")
                                     : QString());
     setWindowTitle(watched && !runFile_.isEmpty() ? tr("NaNScope — %1").arg(QFileInfo(runFile_).fileName()) : QStringLiteral("NaNScope"));

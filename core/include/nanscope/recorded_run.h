@@ -2,10 +2,13 @@
 // A recorded run as a RunSource: start() plays the run file to the observers as a live session
 // would have delivered it (layers, steps, events, then the summary), on a thread of its own. With
 // `follow`, a file another process is still writing keeps being read until its writer finishes
-// it or stop() is called. Watched, never steered: its capabilities are none.
+// it or stop() is called. Watched, never steered, except a Python loop followed while it records
+// (nanscope.record): its controls (learning rate, clipping, recovery policy, pause on non-finite)
+// and the decisions on its paused step go to the loop as requests (steer_request.h).
 #include "nanscope/observer_list.h"
 #include "nanscope/run_file.h"
 #include "nanscope/run_source.h"
+#include "nanscope/steer_request.h"
 #include "nanscope/step_tally.h"
 
 #include <atomic>
@@ -67,7 +70,7 @@ public:
 
     void addObserver(RunObserver *observer) override { observers_.add(observer); }
     void removeObserver(RunObserver *observer) override { observers_.remove(observer); }
-    RunCapabilities capabilities() const override { return RunCapabilities::none(); }
+    RunCapabilities capabilities() const override;
 
     // Plays the file (the configuration is the file's own; `config` is ignored). Again from the
     // start when called again.
@@ -76,11 +79,12 @@ public:
     void resume() override {}
     void stepOnce(int) override {}
     void stop() override;  // stops following; what was delivered stays
-    void requestRollback() override {}
-    void decidePausedStep(PausedStepDecision) override {}
-    void setControls(const Controls &) override {}
+    // A steered loop: these become requests; otherwise they do nothing.
+    void requestRollback() override;
+    void decidePausedStep(PausedStepDecision decision) override;
+    void setControls(const Controls &controls) override;
 
-    Controls controls() const override { return initialControls(info_.config); }
+    Controls controls() const override;
     SessionState state() const override;
     int runId() const override;
     bool wait(int timeoutMs = -1) override;
@@ -90,6 +94,8 @@ private:
     int playChunks(int run, const std::function<void(int step)> &deliverEventsUpTo, SummaryBuilder &builder);
     void setState(SessionState s);
     void waitForObservers();
+    bool steerable() const;
+    void steer(const SteerRequest &request);  // sends it, or tells the observers why it cannot
 
     std::string path_;
     RecordedRunOptions options_;
@@ -105,6 +111,10 @@ private:
     bool playing_ = false;
     std::atomic<bool> stopRequested_{false};
     std::thread player_;
+    // The id of the Python loop's run the file holds, when the loop reads requests (else empty),
+    // and the controls it was last asked for (under mutex_).
+    std::string steerRunId_;
+    Controls asked_;
 };
 
 }  // namespace nanscope

@@ -38,7 +38,8 @@ public:
 };
 
 // What to do with a step that paused on a non-finite value (its update is not applied yet).
-enum class PausedStepDecision { Continue, SkipBatch, Retry };
+// Stop ends the run there, the update not applied.
+enum class PausedStepDecision { Continue, SkipBatch, Retry, Stop };
 
 // Which commands a source acts on. A recorded run, for one, is watched but never steered.
 struct RunCapabilities {

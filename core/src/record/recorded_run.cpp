@@ -43,6 +43,13 @@ RecordedRun::RecordedRun(const std::string &path, RecordedRunOptions options)
     : path_(path), options_(options), file_(std::make_unique<RunFile>(path))
 {
     info_ = file_->info();
+    asked_ = initialControls(info_.config);
+    try {
+        if (options_.follow && !info_.finished)
+            steerRunId_ = steerableRunId(info_, path_);
+    } catch (const RunFileError &) {
+        // Not a loop that reads requests: watched only.
+    }
 }
 
 RecordedRun::~RecordedRun()
@@ -227,6 +234,9 @@ void RecordedRun::play(int run)
                 if (int(steps.size()) < options_.stepsPerRead || stopRequested_)
                     break;
             }
+            // The step being computed may have news before its record: a loop paused before its
+            // update waits for a decision, and answers to requests name the step they apply to.
+            deliverEventsUpTo(lastStep + 1);
             if (finished || !options_.follow || stopRequested_ || writerGone) {
                 deliverEventsUpTo(std::numeric_limits<int>::max());
                 if (writerGone) {

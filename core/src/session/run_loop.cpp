@@ -284,6 +284,7 @@ RunLoop::Outcome RunLoop::pauseForDecision(const StepRecord &record)
     case PausedStepDecision::Continue: return Outcome::Apply;
     case PausedStepDecision::SkipBatch: return Outcome::Skip;
     case PausedStepDecision::Retry: return Outcome::Retry;
+    case PausedStepDecision::Stop: return Outcome::Stopped;
     }
     return Outcome::Skip;
 }
