@@ -343,13 +343,14 @@ const char *usage(const std::string &command)
         return "usage: nanscope export FILE.nsrun --csv OUT.csv [--layers]\n"
                "  one CSV row a step; --layers: one row a step, layer and kind of health\n";
     if (command == "steer")
-        return "usage: nanscope steer FILE.nsrun [--lr X] [--clip X|off]\n"
+        return "usage: nanscope steer FILE.nsrun|FOLDER [--lr X] [--clip X|off]\n"
                "                      [--policy record|skip|rollback|raise|pause]\n"
                "                      [--decide continue|skip|rollback|stop] [--timeout S]\n"
                "  asks the Python loop recording into FILE (nanscope.record) to change its learning\n"
                "  rate, clipping or on_nonfinite policy from its next step, or decides its paused step;\n"
                "  prints what the loop acknowledged and exits 0, or 1 with the reason when it refused\n"
-               "  or no loop reads the file (--timeout: seconds to wait, default 60)\n";
+               "  or no loop reads the file (--timeout: seconds to wait, default 60); a job's FOLDER:\n"
+               "  every rank, a change at one step on all of them\n";
     if (command == "inspect")
         return "usage: nanscope inspect FILE.pt (--input-shape 8x3x64x64 | --inputs X.pt [--targets Y.pt])\n"
                "                        [--input-dtype float32|int64] [--vocab V] [--output KEY|INDEX]\n"

@@ -22,6 +22,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QPushButton>
 #include <QLabel>
 #include <QStandardPaths>
@@ -42,6 +43,7 @@ private slots:
     void lessonDescribesTheLoop();
     void aRunThatNeverFinishedSaysSo();
     void theWindowSteersARunningLoop();
+    void aJobsRankIsWatchedNotSteered();
     void aPausedLoopTakesTheWindowsDecision_data();
     void aPausedLoopTakesTheWindowsDecision();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
@@ -166,9 +168,15 @@ void TestRecordedLoopWindow::aRunThatNeverFinishedSaysSo()
 
 // A Python loop that records into `path` while the test runs, in a process of its own.
 static std::unique_ptr<QProcess> startLoop(const QString &python, const QString &path, const QString &policy,
-                                           int steps, const QString &nanAt)
+                                           int steps, const QString &nanAt, int rankOfTwo = -1)
 {
     auto loop = std::make_unique<QProcess>();
+    if (rankOfTwo >= 0) {  // the recorder reads a job's rank from torchrun's variables
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("RANK"), QString::number(rankOfTwo));
+        env.insert(QStringLiteral("WORLD_SIZE"), QStringLiteral("2"));
+        loop->setProcessEnvironment(env);
+    }
     loop->start(python, {QStringLiteral(NANSCOPE_PYTHON_STEERED_LOOP), path, policy, QString::number(steps), nanAt});
     return loop;
 }
@@ -226,6 +234,24 @@ void TestRecordedLoopWindow::theWindowSteersARunningLoop()
     for (const QJsonObject &line : lines)
         QCOMPARE(line.value(QLatin1String("lr")).toDouble(), line.value(QLatin1String("step")).toInt() < at ? 0.1 : 0.01);
     QTRY_VERIFY(!w.controlPanel()->isEnabled());  // the loop has ended: nothing reads requests
+}
+
+// A rank of a data-parallel job changes only with its ranks, at one step (`nanscope steer FOLDER`):
+// alone, its parameters would part from the others'. The window watches it.
+void TestRecordedLoopWindow::aJobsRankIsWatchedNotSteered()
+{
+    const QString path = dir_.filePath(QStringLiteral("rank-0.nsrun"));
+    auto loop = startLoop(python_, path, QStringLiteral("record"), 40, QStringLiteral("-"), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
+    QCOMPARE(rowsOf(path, "SELECT rank, world_size FROM run"),
+             (QList<QStringList>{{QStringLiteral("0"), QStringLiteral("2")}}));
+    MainWindow w;
+    QVERIFY(w.openRun(path));
+    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > 0, 20000);
+    QVERIFY(!w.controller().capabilities().controls);
+    QVERIFY(!w.controlPanel()->isEnabled());
+    QVERIFY(loop->waitForFinished(60000));
+    QCOMPARE(loopLines(*loop).size(), 40);
 }
 
 // The origin panel's decisions on a loop paused before a non-finite update.

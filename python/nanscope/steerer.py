@@ -36,13 +36,18 @@ class Steerer:
         self.pause_timeout = pause_timeout
         self.pause_default = pause_default
         self.clip: Optional[float] = None  # the gradients' norm is clipped to this before each update
+        self._held: List[Request] = []  # changes for a later step (at_step), in the order they came
 
     def between_steps(self, step: int) -> None:
         """Applies what was asked since the last look: from the loop's next step on."""
-        if self.requests is None:
-            return
-        for item in self.requests.poll():
-            self._handle(item, step, paused=False)
+        if self.requests is not None:
+            for item in self.requests.poll():
+                self._handle(item, step, paused=False)
+        due = [r for r in self._held if r.at_step == step]
+        if due:
+            self._held = [r for r in self._held if r.at_step != step]
+            for request in due:
+                self._handle(request, step, paused=False)
 
     def wait(self, step: int) -> Paused:
         """A paused step: waits for a decision, applying other requests meanwhile, for at most
@@ -74,6 +79,13 @@ class Steerer:
         if item.decide is not None and not paused:
             self._refuse(step, "the loop is not paused: a decision applies to a paused step", item.id)
             return None
+        if item.at_step is not None and item.decide is None:
+            if item.at_step < step:  # the other ranks of a job applied it there: this one cannot
+                self._refuse(step, f"it came after step {item.at_step}, the step it was for", item.id)
+                return None
+            if item.at_step > step:
+                self._held.append(item)
+                return None
         if (item.lr is not None or item.policy not in (None, "record")) and not self._optimizers:
             self._refuse(step, "the recorder has no optimizer (optimizer=...) to apply it to", item.id)
             return None

@@ -8,9 +8,11 @@ JSON object on one line::
 
     {"format": 1, "run": RUN_ID, "id": "3f2a9c1e", "lr": 0.01, "clip": 1.0 | "off",
      "policy": "record" | "skip" | "rollback" | "raise" | "pause", "decide": "continue" | "skip" |
-     "rollback" | "stop"}
+     "rollback" | "stop", "at_step": 120}
 
-with any of the last four. One that is malformed, out of range, for another run (a file replaced
+with any of lr, clip, policy and decide. ``at_step`` (``nanscope steer FOLDER``, a data-parallel
+job) applies the change at that step exactly, on every rank, or refuses it on a rank that read it
+too late. One that is malformed, out of range, for another run (a file replaced
 since) or of a newer format is refused as a whole, with its reason recorded.
 """
 
@@ -22,14 +24,14 @@ import os
 import stat
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from .guard import DECISIONS, POLICIES
 
 REQUEST_FORMAT = 1
 SUFFIX = ".steer"
 POLL_INTERVAL_S = 0.25  # the loop looks at the request file at most this often
-KEYS = ("format", "run", "id", "lr", "clip", "policy", "decide")
+KEYS = ("format", "run", "id", "lr", "clip", "policy", "decide", "at_step")
 
 
 @dataclass
@@ -41,6 +43,7 @@ class Request:
     clip: Union[None, float, str] = None  # a norm, or "off"
     policy: Optional[str] = None
     decide: Optional[str] = None
+    at_step: Optional[int] = None  # the step the change applies at (every rank of a job alike)
 
 
 class Refused(ValueError):
@@ -81,6 +84,11 @@ def parse(line: str, run_id: str) -> Request:
         request.policy = _one_of(value["policy"], POLICIES, "policy", request_id)
     if "decide" in value:
         request.decide = _one_of(value["decide"], DECISIONS, "decide", request_id)
+    if "at_step" in value:
+        at = value["at_step"]
+        if isinstance(at, bool) or not isinstance(at, int) or at < 0:
+            raise Refused(f"at_step must be a step (0, 1, ...), not {json.dumps(at)}", request_id)
+        request.at_step = at
     if request.lr is None and request.clip is None and request.policy is None and request.decide is None:
         raise Refused("nothing asked (lr, clip, policy or decide)", request_id)
     return request
@@ -152,7 +160,3 @@ class RequestFile:
         except OSError:
             pass
 
-
-def describe(request: Request) -> Dict[str, Any]:
-    """A request as its fields (for tests and messages)."""
-    return {k: v for k, v in request.__dict__.items() if v is not None}

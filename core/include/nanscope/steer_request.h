@@ -19,6 +19,9 @@ struct SteerRequest {
     std::optional<double> clip;  // with setClip: empty is "off"
     std::string policy;          // on_nonfinite: record, skip, rollback, raise, pause; empty: unchanged
     std::string decide;          // at a paused step: continue, skip, rollback, stop; empty: none
+    // The step a change applies at: every rank of a data-parallel job alike (or it refuses it,
+    // read too late); empty: the loop's next step.
+    std::optional<int> atStep;
     bool empty() const { return !learningRate && !setClip && policy.empty() && decide.empty(); }
 };
 

@@ -45,7 +45,9 @@ RecordedRun::RecordedRun(const std::string &path, RecordedRunOptions options)
     info_ = file_->info();
     asked_ = initialControls(info_.config);
     try {
-        if (options_.follow && !info_.finished)
+        // A rank of a job is steered with all its ranks at one step (`nanscope steer FOLDER`), never
+        // alone: its parameters would part from the others'.
+        if (options_.follow && !info_.finished && info_.worldSize <= 1)
             steerRunId_ = steerableRunId(info_, path_);
     } catch (const RunFileError &) {
         // Not a loop that reads requests: watched only.

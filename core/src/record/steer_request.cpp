@@ -53,6 +53,8 @@ std::string sendSteerRequest(const std::string &path, const std::string &runId, 
         request["policy"] = r.policy;
     if (!r.decide.empty())
         request["decide"] = r.decide;
+    if (r.atStep)
+        request["at_step"] = *r.atStep;
     const std::string line = request.dump() + "\n";
     const std::string file = path + ".steer";
     // Never created here: the loop makes it, with the run file's permissions, when it starts.
