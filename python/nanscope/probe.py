@@ -19,43 +19,18 @@ import math
 import time
 import traceback
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
 
 from .health import Health
 from .messages import Message, layer_name
 from .ops import OpChecker, OpOrigin
-from .origin import Call, GradEvent, Layer, LayerHealth, layers_of
+from .origin import Layer, LayerHealth, layers_of
 from .guard import Decision
-from .step_state import StepMeasures, StepState, Target
+from .module_tensors import measurable, precision_of, tensors_in, tensors_of, together
+from .step_state import StepMeasures, StepState, Target, calls_and_events, total_norm, value_of
 from .update_hooks import UpdateRatios, clip_gradients, gradient_norms, hook_step
-
-
-def tensors_in(value: Any) -> Iterator[torch.Tensor]:
-    """The tensors in a module's inputs or outputs: a tensor, or tuples, lists and dicts of them."""
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from tensors_in(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from tensors_in(v)
-
-
-def _tensors(value: Any) -> Sequence[torch.Tensor]:
-    """``tensors_in`` as a sequence, without a generator for the usual one tensor or tuple of them
-    (every module call runs this twice)."""
-    if isinstance(value, torch.Tensor):
-        return (value,)
-    if type(value) is tuple and len(value) == 1 and isinstance(value[0], torch.Tensor):
-        return value
-    return list(tensors_in(value))
-
-
-def _measurable(t: torch.Tensor) -> bool:
-    return t.is_floating_point() or t.is_complex()
 
 
 # Runs a callback when the current backward pass ends (as DistributedDataParallel does).
@@ -69,35 +44,6 @@ _GRAPH_TASK_ID = getattr(torch._C, "_current_graph_task_id", None)
 Decide = Callable[[torch.optim.Optimizer, List[torch.Tensor], Optional[Decision]], Optional[Decision]]
 
 _ABSENT = Health()  # nothing observed: shared, as a Health the probe hands out is never changed
-
-
-def _together(params: List[torch.Tensor]) -> List[torch.Tensor]:
-    """A module's own parameters as the tensors to measure: one, flattened together, when they
-    are dense and share a dtype and device (a run file keeps one health for them all), else each
-    alone."""
-    if len(params) > 1 and all(p.layout == torch.strided and not p.is_quantized for p in params) \
-            and len({(p.dtype, p.device) for p in params}) == 1:
-        return [torch.cat([p.detach().reshape(-1) for p in params])]
-    return params
-
-
-def _precision(model: torch.nn.Module) -> str:
-    """The precision the forward runs in: autocast's, else the parameters' own dtype."""
-    # PyTorch 2.4 names the dtype by device (get_autocast_dtype); the older calls warn there.
-    by_device = getattr(torch, "get_autocast_dtype", None)
-    if torch.is_autocast_enabled():
-        dtype = by_device("cuda") if by_device else torch.get_autocast_gpu_dtype()
-        return "bf16" if dtype == torch.bfloat16 else "fp16"
-    if hasattr(torch, "is_autocast_cpu_enabled") and torch.is_autocast_cpu_enabled():
-        dtype = by_device("cpu") if by_device else torch.get_autocast_cpu_dtype()
-        return "fp16" if dtype == torch.float16 else "bf16"
-    for p in model.parameters():
-        if p.dtype == torch.float16:
-            return "fp16"
-        if p.dtype == torch.bfloat16:
-            return "bf16"
-        break
-    return "fp32"
 
 
 class StepProbe:
@@ -224,9 +170,9 @@ class StepProbe:
         s = StepState()
         if self._on_begin is not None:
             self._on_begin()
-        s.precision = _precision(self.model)
+        s.precision = precision_of(self.model)
         for i, params in enumerate(self._own_params):
-            s.params[i] = [s.batch.add(t) for t in _together(params)]
+            s.params[i] = [s.batch.add(t) for t in together(params)]
         if self.scaler is not None and self.scaler.is_enabled():
             scale = getattr(self.scaler, "_scale", None)
             if isinstance(scale, torch.Tensor):  # read with the rest, at the step's end
@@ -257,7 +203,7 @@ class StepProbe:
             return
         s = self._step if self._step is not None else self._begin()
         self._passes_open = 1
-        floats = [t for t in tensors_in(inputs) if _measurable(t)]
+        floats = [t for t in tensors_in(inputs) if measurable(t)]
         s.passes.append(([s.measure(t) for t in floats], next((t for t in floats if t.dim() > 0), None)))
 
     def _measured_step(self, module: torch.nn.Module) -> Optional[StepState]:
@@ -278,12 +224,12 @@ class StepProbe:
         if s is not None:
             call = len(s.calls)
             in_slots, out_slots = [], []
-            for t in _tensors(inputs):
+            for t in tensors_of(inputs):
                 if t.is_floating_point() or t.is_complex():
                     in_slots.append(s.measure(t))
                     if t.requires_grad:  # the gradient this call's backward hands back
                         self._grad_target(s, t)[1].append(call)
-            for t in _tensors(output):
+            for t in tensors_of(output):
                 if t.is_floating_point() or t.is_complex():
                     out_slots.append(s.measure(t))
                     if t.requires_grad:
@@ -329,7 +275,7 @@ class StepProbe:
             in_buckets = s.bucket_grads.get(index, {})
             grads = [p.grad for j, p in enumerate(params) if p.grad is not None and j not in in_buckets]
             if grads or in_buckets:  # a later backward of the step (accumulation) measures the sum again
-                s.param_grads[index] = list(in_buckets.values()) + [s.batch.add(t) for t in _together(grads)]
+                s.param_grads[index] = list(in_buckets.values()) + [s.batch.add(t) for t in together(grads)]
         s.bucket_grads = {}
 
     def _measure_unseen_grads(self, s: StepState) -> None:
@@ -396,7 +342,7 @@ class StepProbe:
             layers.append(lh)
         # The calls and gradient events only matter to a step's origin: a finite step skips them.
         finite = not any(isinstance(v, Health) and v.has_nonfinite() for v in values)
-        calls, events = ([], []) if finite else _calls_and_events(s, merged)
+        calls, events = ([], []) if finite else calls_and_events(s, merged)
         if update_slot is not None:
             self._ratios.apply(values[update_slot], layers)  # type: ignore[arg-type]
         input_health = merged([slot for slots, _ in s.passes for slot in slots])
@@ -404,7 +350,7 @@ class StepProbe:
         assert isinstance(loss_health, Health)
         scale = float(values[s.scale_slot]) if s.scale_slot is not None else s.scale  # type: ignore[arg-type]
         scaling = self.scaler is not None and self.scaler.is_enabled()
-        grad_norm = _total_norm([lh.param_grads for lh in layers]) / (scale if scaling and scale > 0 else 1.0)
+        grad_norm = total_norm([lh.param_grads for lh in layers]) / (scale if scaling and scale > 0 else 1.0)
         clipped = [float(values[slot]) for slot in s.clipped_slots]  # type: ignore[arg-type]
         from_others = math.isfinite(grad_norm) and not all(
             math.isfinite(values[slot]) for slot in s.reduced_slots)  # type: ignore[arg-type]
@@ -415,7 +361,7 @@ class StepProbe:
         return StepMeasures(
             layers=layers, calls=calls, grad_events=events, input_health=input_health,
             passes=[t for _, t in s.passes if t is not None] if input_health.has_nonfinite() else [],
-            loss_health=loss_health, loss=_value_of(loss_health), grad_norm=grad_norm,
+            loss_health=loss_health, loss=value_of(loss_health), grad_norm=grad_norm,
             grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
             loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, decision=s.decision, precision=s.precision,
             op_origin=op_origin,
@@ -451,40 +397,3 @@ class StepProbe:
         self._handles.clear()
         self._restore.clear()
         self._step = None
-
-
-def _calls_and_events(s: StepState, merged: Callable[[List[int]], Health]) -> Tuple[List[Call], List[GradEvent]]:
-    """Every module call of the step, numbered within its module, and every gradient measured."""
-    calls_of: Dict[int, int] = {}
-    calls: List[Call] = []
-    for k, (module, in_slots, out_slots) in enumerate(s.calls):
-        out_grads = s.call_out_grads.get(k, [])
-        calls_of[module] = calls_of.get(module, 0) + 1
-        calls.append(Call(module=module, inputs_finite=not merged(in_slots).has_nonfinite(),
-                          output_nonfinite=merged(out_slots).has_nonfinite(), number=calls_of[module],
-                          output_grads_finite=None if not out_grads else not merged(out_grads).has_nonfinite()))
-    for c in calls:
-        c.of = calls_of[c.module]
-    events = [GradEvent(nonfinite=merged([slot]).has_nonfinite(), producers=target[0], consumers=target[1])
-              for slot, target in s.grad_events]
-    return calls, events
-
-
-def _total_norm(healths: List[Health]) -> float:
-    """The norm of all the gradients together: NaN or Inf as soon as one holds it."""
-    if any(h.nan for h in healths):
-        return float("nan")
-    if any(h.posinf or h.neginf for h in healths):
-        return float("inf")
-    return sum(h.norm * h.norm for h in healths) ** 0.5
-
-
-def _value_of(h: Health) -> float:
-    """A one-element tensor's value from its health."""
-    if h.nan:
-        return float("nan")
-    if h.posinf:
-        return float("inf")
-    if h.neginf:
-        return float("-inf")
-    return h.max

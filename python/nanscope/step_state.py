@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -86,3 +86,40 @@ class StepState:
         slot = self.batch.add(t)
         self.slot_of[id(t)] = (weakref.ref(t), slot)
         return slot
+
+
+def calls_and_events(s: StepState, merged: Callable[[List[int]], Health]) -> Tuple[List[Call], List[GradEvent]]:
+    """Every module call of the step, numbered within its module, and every gradient measured."""
+    calls_of: Dict[int, int] = {}
+    calls: List[Call] = []
+    for k, (module, in_slots, out_slots) in enumerate(s.calls):
+        out_grads = s.call_out_grads.get(k, [])
+        calls_of[module] = calls_of.get(module, 0) + 1
+        calls.append(Call(module=module, inputs_finite=not merged(in_slots).has_nonfinite(),
+                          output_nonfinite=merged(out_slots).has_nonfinite(), number=calls_of[module],
+                          output_grads_finite=None if not out_grads else not merged(out_grads).has_nonfinite()))
+    for c in calls:
+        c.of = calls_of[c.module]
+    events = [GradEvent(nonfinite=merged([slot]).has_nonfinite(), producers=target[0], consumers=target[1])
+              for slot, target in s.grad_events]
+    return calls, events
+
+
+def total_norm(healths: List[Health]) -> float:
+    """The norm of all the gradients together: NaN or Inf as soon as one holds it."""
+    if any(h.nan for h in healths):
+        return float("nan")
+    if any(h.posinf or h.neginf for h in healths):
+        return float("inf")
+    return sum(h.norm * h.norm for h in healths) ** 0.5
+
+
+def value_of(h: Health) -> float:
+    """A one-element tensor's value from its health."""
+    if h.nan:
+        return float("nan")
+    if h.posinf:
+        return float("inf")
+    if h.neginf:
+        return float("-inf")
+    return h.max
