@@ -345,7 +345,7 @@ void TestMainWindow::resetMidRunClearsEverything()
     w.controlPanel()->setControls(mine);
     w.action(QStringLiteral("reset"))->trigger();
     QVERIFY(w.controller().wait(5000));
-    QTest::qWait(200);  // anything the stopped run still delivers is dropped
+    QTRY_VERIFY(w.controller().settled());  // anything the stopped run still delivered is dropped
     QCOMPARE(w.recordsShown(), 0);
     QCOMPARE(finitePointCount(w.lossPlot()), 0);
     QCOMPARE(w.layerModel()->rowCount(), 0);
@@ -367,7 +367,7 @@ void TestMainWindow::closingMidRunStopsTheWorker()
     w->selectScenario(QStringLiteral("safe-training"));
     w->setSteps(1000000);
     QVERIFY(w->startRun());
-    QTest::qWait(200);
+    QTRY_VERIFY(w->recordsShown() > 0);  // the worker is mid-run
     // The destructor stops and joins the worker: it must come back, not wait for a million steps.
     const testing::Watchdog limit("closing the window mid-run", std::chrono::seconds(60));
     w->close();

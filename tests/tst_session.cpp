@@ -301,11 +301,11 @@ void TestSession::stepWhilePausedRunsExactlyThatMany()
     QVERIFY(waitFor([&] { return recordCount(c) >= 2; }));
     session.pause();
     QVERIFY(waitFor([&] { return session.state() == SessionState::Paused; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let a step in flight land
+    QVERIFY(waitFor([&] { return session.waitingAtStepBoundary(); }));  // a step in flight has landed
     const std::size_t before = recordCount(c);
     session.stepOnce(3);
     QVERIFY(waitFor([&] { return recordCount(c) >= before + 3; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    QVERIFY(waitFor([&] { return session.waitingAtStepBoundary(); }));  // and no fourth is coming
     QCOMPARE(recordCount(c), before + 3);
     session.stop();
     QVERIFY(session.wait(10000));

@@ -34,7 +34,7 @@ void TestWindowDecisions::aControlChangeReachesTheSessionAndIsMarked()
     QTRY_VERIFY(w.recordsShown() > 0);
     w.controller().pause();
     QTRY_COMPARE(w.controller().state(), SessionState::Paused);
-    QTest::qWait(300);  // the step in flight when pause() came finishes and is delivered
+    QTRY_VERIFY(w.controller().settled());  // the step in flight when pause() came is delivered
     w.controlPanel()->learningRateEdit()->spinBox()->setValue(0.01);
     QCOMPARE(w.controller().controls().learningRate, 0.01);
     const int before = w.recordsShown();

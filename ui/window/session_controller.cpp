@@ -182,6 +182,18 @@ std::size_t SessionController::backlog() const
 }
 
 // GUI thread.
+bool SessionController::settled() const
+{
+    const auto *session = dynamic_cast<const Session *>(source_.get());
+    const SessionState state = source_->state();
+    if (session && (state == SessionState::Running || state == SessionState::Paused) &&
+        !session->waitingAtStepBoundary())
+        return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queued_.empty() && queuedChunks_.empty() && queuedEvents_.empty() && states_.empty() && !started_ &&
+           !finished_;
+}
+
 void SessionController::drain()
 {
     Q_ASSERT(QThread::currentThread() == thread());

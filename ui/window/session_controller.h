@@ -44,6 +44,10 @@ public:
     Controls controls() const { return source_->controls(); }
     SessionState state() const { return source_->state(); }
     bool wait(int timeoutMs = -1) { return source_->wait(timeoutMs); }
+    // Nothing more arrives until the next command: a running or paused live session waits at a
+    // step boundary, and everything the source delivered has been handed to the window. Tests
+    // wait for it instead of sleeping.
+    bool settled() const;
 
     // Stops the current run and drops whatever it still delivers (the window was reset).
     void discardCurrentRun();

@@ -140,9 +140,11 @@ void RunLoop::trainSteps()
 bool RunLoop::waitForGo()
 {
     std::unique_lock<std::mutex> lock(link_.mutex);
+    link_.atBoundary = true;
     link_.wake.wait(lock, [this] {
         return link_.stopRequested || !link_.paused || link_.stepBudget > 0 || link_.rollbackRequested;
     });
+    link_.atBoundary = false;
     if (link_.stopRequested)
         return false;
     if (link_.paused && link_.stepBudget > 0 && !link_.rollbackRequested)

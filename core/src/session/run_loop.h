@@ -39,6 +39,7 @@ struct RunLoopLink {
     std::optional<PausedStepDecision> decision;
     Controls controls;
     SessionState state = SessionState::Idle;
+    bool atBoundary = false;  // the worker waits in waitForGo: every step it ran is delivered
 };
 
 class RunLoop {

@@ -180,6 +180,12 @@ int Session::runId() const
     return d->runId;
 }
 
+bool Session::waitingAtStepBoundary() const
+{
+    std::lock_guard<std::mutex> lock(d->mutex);
+    return d->atBoundary;
+}
+
 bool Session::wait(int timeoutMs)
 {
     std::unique_lock<std::mutex> lock(d->mutex);
