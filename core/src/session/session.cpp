@@ -2,6 +2,8 @@
 // worker reads them at step boundaries (run_loop.cpp), so nothing waits on a step.
 #include "nanscope/session.h"
 
+#include "nanscope/observer_list.h"
+
 #include "session/run_loop.h"
 
 #include <algorithm>
@@ -11,18 +13,12 @@ namespace nanscope {
 
 struct Session::Impl final : RunLoopLink {
     std::condition_variable finished;  // the worker's run ended
-    std::mutex observerMutex;
-    std::vector<RunObserver *> observers;
+    ObserverList observers;
     std::thread worker;
     bool running = false;
     int runId = 0;
 
-    void notify(const std::function<void(RunObserver &)> &f) override
-    {
-        std::lock_guard<std::mutex> lock(observerMutex);
-        for (RunObserver *o : observers)
-            f(*o);
-    }
+    void notify(const std::function<void(RunObserver &)> &f) override { observers.forEach(f); }
 
     void stopWorker()
     {
@@ -50,17 +46,9 @@ Session::Session() : d(std::make_unique<Impl>()) {}
 
 Session::~Session() { d->stopWorker(); }
 
-void Session::addObserver(RunObserver *observer)
-{
-    std::lock_guard<std::mutex> lock(d->observerMutex);
-    d->observers.push_back(observer);
-}
+void Session::addObserver(RunObserver *observer) { d->observers.add(observer); }
 
-void Session::removeObserver(RunObserver *observer)
-{
-    std::lock_guard<std::mutex> lock(d->observerMutex);
-    d->observers.erase(std::remove(d->observers.begin(), d->observers.end(), observer), d->observers.end());
-}
+void Session::removeObserver(RunObserver *observer) { d->observers.remove(observer); }
 
 bool Session::start(const RunConfig &config, std::string *error)
 {
