@@ -53,8 +53,8 @@ struct GuiOptions {
     QCommandLineOption loss{QStringLiteral("loss"), QStringLiteral("the model's loss: cross-entropy or mse"),
                             QStringLiteral("LOSS"), QStringLiteral("cross-entropy")};
     QCommandLineOption map{QStringLiteral("map"),
-                           QStringLiteral("what the map shows: nonfinite, magnitude, headroom, update-ratio, "
-                                          "grad-norm or difference (with --compare)"),
+                           QStringLiteral("what the map shows: %1 (difference with --compare)")
+                               .arg(QString::fromStdString(nanscope::mapMeasureIdList())),
                            QStringLiteral("MEASURE"), QStringLiteral("nonfinite")};
     QCommandLineOption compare{QStringLiteral("compare"),
                                QStringLiteral("a second run drawn beside this one (File > Compare with...); with "
@@ -175,9 +175,8 @@ int runGui(int argc, char **argv)
         return fail(QStringLiteral("--loss is cross-entropy or mse, got '%1'").arg(parser.value(options.loss)));
     const auto measure = nanscope::parseMapMeasure(parser.value(options.map).toStdString());
     if (!measure)
-        return fail(QStringLiteral("--map is nonfinite, magnitude, headroom, update-ratio, grad-norm or difference "
-                                   "(with --compare), got '%1'")
-                        .arg(parser.value(options.map)));
+        return fail(QStringLiteral("--map is %1 (difference with --compare), got '%2'")
+                        .arg(QString::fromStdString(nanscope::mapMeasureIdList()), parser.value(options.map)));
 
     const std::optional<nanscope::KeepPolicy> keep = nanscope::parseKeepPolicy(parser.value(options.keep).toStdString());
     if (!keep)

@@ -291,7 +291,7 @@ void TestCli::fixIsRefusedWhereItDoesNotApply()
     QVERIFY2(o.err.contains(message), qPrintable(o.err));
 }
 
-// The window's --fix and --dock, as screenshots and a teacher's scripts use them, and its --keep.
+// The window's --fix and --dock, as screenshots and a teacher's scripts use them, its --keep and --map.
 void TestCli::windowOptionsForAClassroom_data()
 {
     QTest::addColumn<QStringList>("args");
@@ -307,6 +307,11 @@ void TestCli::windowOptionsForAClassroom_data()
     QTest::newRow("a keep policy") << QStringList{"--keep", "all", "--steps", "3"} << 0 << QString();
     QTest::newRow("a bad keep policy") << QStringList{"--keep", "most"} << 2
                                        << "nanscope: --keep is all, auto or a size such as 2GiB or 500MiB, got 'most'";
+    QTest::newRow("a map measure") << QStringList{"--map", "update-ratio", "--steps", "3"} << 0 << QString();
+    QTest::newRow("an unknown map measure")
+        << QStringList{"--map", "colour"} << 2
+        << "nanscope: --map is nonfinite, magnitude, headroom, update-ratio, grad-norm or difference (difference "
+           "with --compare), got 'colour'";
 }
 
 void TestCli::windowOptionsForAClassroom()

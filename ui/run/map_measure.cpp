@@ -3,8 +3,14 @@
 #include "nanscope/precision.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+
+// Marks a measure's name for translation (lupdate reads it) without Qt in this room.
+#ifndef QT_TRANSLATE_NOOP
+#define QT_TRANSLATE_NOOP(context, text) text
+#endif
 
 namespace nanscope {
 
@@ -28,44 +34,57 @@ void addDecadeTicks(MeasureScale &s, int maxTicks, double keepClearOfTop)
 
 }  // namespace
 
-const char *mapMeasureName(MapMeasure measure)
+namespace {
+
+// The measures, in the order the map's box offers them: the one place a measure is named. The
+// name is the box's text (translated in NanMapView's context), the id the window's --map value.
+struct MeasureInfo {
+    MapMeasure measure;
+    const char *id;
+    const char *name;
+    bool usesKind;  // false: one value per layer, whatever the map's kind
+};
+
+constexpr std::array<MeasureInfo, kMapMeasureCount> kMeasures{{
+    {MapMeasure::NonFinite, "nonfinite", QT_TRANSLATE_NOOP("nanscope::NanMapView", "non-finite fraction"), true},
+    {MapMeasure::Magnitude, "magnitude", QT_TRANSLATE_NOOP("nanscope::NanMapView", "magnitude"), true},
+    {MapMeasure::Headroom, "headroom", QT_TRANSLATE_NOOP("nanscope::NanMapView", "headroom"), true},
+    {MapMeasure::UpdateRatio, "update-ratio", QT_TRANSLATE_NOOP("nanscope::NanMapView", "update ratio"), false},
+    {MapMeasure::GradNorm, "grad-norm", QT_TRANSLATE_NOOP("nanscope::NanMapView", "gradient norm"), false},
+    {MapMeasure::Difference, "difference", QT_TRANSLATE_NOOP("nanscope::NanMapView", "difference"), true},
+}};
+
+const MeasureInfo &infoOf(MapMeasure measure)
 {
-    switch (measure) {
-    case MapMeasure::NonFinite: return "non-finite fraction";
-    case MapMeasure::Magnitude: return "magnitude";
-    case MapMeasure::Headroom: return "headroom";
-    case MapMeasure::UpdateRatio: return "update ratio";
-    case MapMeasure::GradNorm: return "gradient norm";
-    case MapMeasure::Difference: return "difference";
-    }
-    return "non-finite fraction";
+    for (const MeasureInfo &m : kMeasures)
+        if (m.measure == measure)
+            return m;
+    return kMeasures.front();
 }
 
-const char *mapMeasureId(MapMeasure measure)
-{
-    switch (measure) {
-    case MapMeasure::NonFinite: return "nonfinite";
-    case MapMeasure::Magnitude: return "magnitude";
-    case MapMeasure::Headroom: return "headroom";
-    case MapMeasure::UpdateRatio: return "update-ratio";
-    case MapMeasure::GradNorm: return "grad-norm";
-    case MapMeasure::Difference: return "difference";
-    }
-    return "nonfinite";
-}
+}  // namespace
+
+const char *mapMeasureName(MapMeasure measure) { return infoOf(measure).name; }
+
+const char *mapMeasureId(MapMeasure measure) { return infoOf(measure).id; }
 
 std::optional<MapMeasure> parseMapMeasure(const std::string &id)
 {
-    for (int m = 0; m < kMapMeasureCount; ++m)
-        if (id == mapMeasureId(MapMeasure(m)))
-            return MapMeasure(m);
+    for (const MeasureInfo &m : kMeasures)
+        if (id == m.id)
+            return m.measure;
     return std::nullopt;
 }
 
-bool measureUsesKind(MapMeasure measure)
+std::string mapMeasureIdList()
 {
-    return measure != MapMeasure::UpdateRatio && measure != MapMeasure::GradNorm;
+    std::string list;
+    for (std::size_t i = 0; i < kMeasures.size(); ++i)
+        list += std::string(i == 0 ? "" : i + 1 == kMeasures.size() ? " or " : ", ") + kMeasures[i].id;
+    return list;
 }
+
+bool measureUsesKind(MapMeasure measure) { return infoOf(measure).usesKind; }
 
 const MapCell *comparedCell(const NanMapData &data, const MapView &view, int column, int layer)
 {

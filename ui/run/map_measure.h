@@ -23,10 +23,12 @@ namespace nanscope {
 
 enum class MapMeasure { NonFinite, Magnitude, Headroom, UpdateRatio, GradNorm, Difference };
 constexpr int kMapMeasureCount = 6;
-const char *mapMeasureName(MapMeasure measure);
+const char *mapMeasureName(MapMeasure measure);  // English; NanMapView::measureText translates it
 // "nonfinite", "magnitude", "headroom", "update-ratio", "grad-norm": as the command line spells them.
 const char *mapMeasureId(MapMeasure measure);
 std::optional<MapMeasure> parseMapMeasure(const std::string &id);
+// "nonfinite, magnitude, ... or difference": every id, for a message or a help text.
+std::string mapMeasureIdList();
 // Update ratio and gradient norm are one value per layer: the kind does not apply.
 bool measureUsesKind(MapMeasure measure);
 

@@ -20,18 +20,7 @@ void NanMapView::changeEvent(QEvent *event)
     QWidget::changeEvent(event);
 }
 
-QString NanMapView::measureText(MapMeasure measure)
-{
-    switch (measure) {
-    case MapMeasure::NonFinite: return tr("non-finite fraction");
-    case MapMeasure::Magnitude: return tr("magnitude");
-    case MapMeasure::Headroom: return tr("headroom");
-    case MapMeasure::UpdateRatio: return tr("update ratio");
-    case MapMeasure::GradNorm: return tr("gradient norm");
-    case MapMeasure::Difference: return tr("difference");
-    }
-    return {};
-}
+QString NanMapView::measureText(MapMeasure measure) { return tr(mapMeasureName(measure)); }
 
 void NanMapView::retranslate()
 {
