@@ -44,6 +44,7 @@ private slots:
     void aRunThatNeverFinishedSaysSo();
     void theWindowSteersARunningLoop();
     void aJobsRankIsWatchedNotSteered();
+    void aFollowedLoopThatIsKilledEndsUnfinished();
     void aPausedLoopTakesTheWindowsDecision_data();
     void aPausedLoopTakesTheWindowsDecision();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
@@ -252,6 +253,30 @@ void TestRecordedLoopWindow::aJobsRankIsWatchedNotSteered()
     QVERIFY(!w.controlPanel()->isEnabled());
     QVERIFY(loop->waitForFinished(60000));
     QCOMPARE(loopLines(*loop).size(), 40);
+}
+
+// Following a loop while it records: new steps keep coming; once the loop is killed its writer's
+// heartbeat stands still, and the window ends the run as unfinished, saying why.
+void TestRecordedLoopWindow::aFollowedLoopThatIsKilledEndsUnfinished()
+{
+    const QString path = dir_.filePath(QStringLiteral("killed-live.nsrun"));
+    auto loop = startLoop(python_, path, QStringLiteral("record"), 1000000, QStringLiteral("-"));
+    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
+    MainWindow w;
+    QVERIFY(w.openRun(path));
+    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > 0, 20000);
+    const int shown = w.recordsShown();
+    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > shown + 5, 20000);  // followed: the steps keep coming
+    auto *state = w.findChild<QLabel *>(QStringLiteral("runState"));
+    QCOMPARE(state->text(), QStringLiteral("following"));
+    loop->kill();
+    QVERIFY(loop->waitForFinished(10000));
+    QTRY_COMPARE_WITH_TIMEOUT(state->text(), QStringLiteral("stopped without finishing"), 40000);
+    QStringList said;
+    for (int row = 0; row < w.eventModel()->rowCount(); ++row)
+        said << w.eventModel()->index(row, EventLogModel::MessageColumn).data().toString();
+    QVERIFY2(!said.filter(QStringLiteral("the writer of this run stopped without finishing it")).isEmpty(),
+             qPrintable(said.join(QLatin1Char('\n'))));
 }
 
 // The origin panel's decisions on a loop paused before a non-finite update.
