@@ -45,8 +45,6 @@ private Q_SLOTS:
     void fixIsRefusedWhereItDoesNotApply();
     void windowOptionsForAClassroom_data();
     void windowOptionsForAClassroom();
-    void steerRefusesWhatNoLoopReads_data();
-    void steerRefusesWhatNoLoopReads();
 };
 
 void TestCli::scenariosListsEveryId()
@@ -437,41 +435,6 @@ void TestCli::benchOnlyOneModel()
     QVERIFY(b[QLatin1String("probe_off_ms")].toDouble() > 0);
     const double ratio = b[QLatin1String("full_map_ms")].toDouble() / b[QLatin1String("probe_off_ms")].toDouble();
     QVERIFY(std::abs(b[QLatin1String("full_map_ratio")].toDouble() - ratio) < 1e-6 * ratio);  // JSON keeps 10 digits
-}
-
-
-// `steer` talks to a Python loop (python/tests/test_steer.py drives one); without one it refuses
-// at once, with a line that says why.
-void TestCli::steerRefusesWhatNoLoopReads_data()
-{
-    QTest::addColumn<QStringList>("args");
-    QTest::addColumn<int>("code");
-    QTest::addColumn<QString>("message");
-    QTest::newRow("a run NaNScope trained") << QStringList{"--lr", "0.1"} << 1
-                                            << "was not written by a Python loop (nanscope.record)";
-    QTest::newRow("nothing asked") << QStringList{} << 2 << "nothing to ask: give --lr, --clip, --policy or --decide";
-    QTest::newRow("a rate below 0") << QStringList{"--lr", "-1"} << 2 << "--lr must be above 0, got '-1'";
-    QTest::newRow("an unknown policy") << QStringList{"--policy", "ignore"} << 2
-                                       << "--policy is record|skip|rollback|raise|pause, got 'ignore'";
-    QTest::newRow("an unknown decision") << QStringList{"--decide", "later"} << 2
-                                         << "--decide is continue|skip|rollback|stop, got 'later'";
-}
-
-void TestCli::steerRefusesWhatNoLoopReads()
-{
-    QFETCH(QStringList, args);
-    QFETCH(int, code);
-    QFETCH(QString, message);
-    QTemporaryDir dir;
-    const QString file = dir.filePath(QStringLiteral("run.nsrun"));
-    QCOMPARE(run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("large-lr-mse"),
-                  QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--record"), file})
-                 .code,
-             0);
-    const Output o = run(QStringList{QStringLiteral("steer"), file} + args);
-    QCOMPARE(o.code, code);
-    QVERIFY2(o.err.contains(message), qPrintable(o.err));
-    QVERIFY(!QFile::exists(file + QStringLiteral(".steer")));  // steer never makes the request file
 }
 
 QTEST_GUILESS_MAIN(TestCli)

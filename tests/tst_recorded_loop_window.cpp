@@ -107,19 +107,22 @@ static QStringList recordedTexts(const QString &path)
     return out;
 }
 
+// The event log's sentences, as the window shows them, in order.
+static QStringList shownEvents(const MainWindow &w)
+{
+    QStringList out;
+    for (int row = 0; row < w.eventModel()->rowCount(); ++row)
+        out << w.eventModel()->index(row, EventLogModel::MessageColumn).data().toString();
+    return out;
+}
+
 void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
 {
     const QString path = runPath_;
     QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
     MainWindow w;
     QVERIFY(runToEnd(w, [&] { w.openRun(path); }));
-    const auto shown = [&w] {
-        QStringList out;
-        for (int row = 0; row < w.eventModel()->rowCount(); ++row)
-            out << w.eventModel()->index(row, EventLogModel::MessageColumn).data().toString();
-        return out;
-    };
-    const QStringList chinese = shown();
+    const QStringList chinese = shownEvents(w);
     QVERIFY2(chinese.size() >= 6, qPrintable(chinese.join(QLatin1Char('\n'))));
     QVERIFY2(chinese[0].startsWith(QStringLiteral("正在记录 events.py：cpu 上的 Python 训练循环，torch ")),
              qPrintable(chinese[0]));
@@ -131,7 +134,7 @@ void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
     // In English the window composes each message into the very sentence Python wrote: one wording.
     w.findChild<QAction *>(QStringLiteral("language_en"))->trigger();
     QCoreApplication::processEvents();
-    const QStringList english = shown();
+    const QStringList english = shownEvents(w);
     QCOMPARE(english, recordedTexts(path));
     QVERIFY(english != chinese);
 }
@@ -211,16 +214,22 @@ static QList<QStringList> rowsOf(const QString &path, const char *sql)
     return out;
 }
 
+// Opens in `w` the run a loop records into `path` once its first step is in the file, and waits
+// until the window shows a step: the window follows the loop while it trains.
+static bool followWhileRecorded(MainWindow &w, const QString &path)
+{
+    return QTest::qWaitFor([&] { return !rowsOf(path, "SELECT step FROM steps").isEmpty(); }, 60000) &&
+           w.openRun(path) && QTest::qWaitFor([&] { return w.recordsShown() > 0; }, 20000);
+}
+
 // Following a loop that records, the window's learning rate reaches the loop's param groups at its
 // next step and is recorded as a control change; the precision stays the loop's own.
 void TestRecordedLoopWindow::theWindowSteersARunningLoop()
 {
     const QString path = dir_.filePath(QStringLiteral("steered.nsrun"));
     auto loop = startLoop(python_, path, QStringLiteral("record"), 100, QStringLiteral("-"));
-    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
     MainWindow w;
-    QVERIFY(w.openRun(path));
-    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > 0, 20000);
+    QVERIFY(followWhileRecorded(w, path));
     QVERIFY(w.controlPanel()->isEnabled());
     QVERIFY(w.controlPanel()->learningRateEdit()->isEnabled());
     QVERIFY(!w.controlPanel()->precisionBox()->isEnabled());
@@ -243,12 +252,10 @@ void TestRecordedLoopWindow::aJobsRankIsWatchedNotSteered()
 {
     const QString path = dir_.filePath(QStringLiteral("rank-0.nsrun"));
     auto loop = startLoop(python_, path, QStringLiteral("record"), 40, QStringLiteral("-"), 0);
-    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
+    MainWindow w;
+    QVERIFY(followWhileRecorded(w, path));
     QCOMPARE(rowsOf(path, "SELECT rank, world_size FROM run"),
              (QList<QStringList>{{QStringLiteral("0"), QStringLiteral("2")}}));
-    MainWindow w;
-    QVERIFY(w.openRun(path));
-    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > 0, 20000);
     QVERIFY(!w.controller().capabilities().controls);
     QVERIFY(!w.controlPanel()->isEnabled());
     QVERIFY(loop->waitForFinished(60000));
@@ -261,10 +268,8 @@ void TestRecordedLoopWindow::aFollowedLoopThatIsKilledEndsUnfinished()
 {
     const QString path = dir_.filePath(QStringLiteral("killed-live.nsrun"));
     auto loop = startLoop(python_, path, QStringLiteral("record"), 1000000, QStringLiteral("-"));
-    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
     MainWindow w;
-    QVERIFY(w.openRun(path));
-    QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > 0, 20000);
+    QVERIFY(followWhileRecorded(w, path));
     const int shown = w.recordsShown();
     QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > shown + 5, 20000);  // followed: the steps keep coming
     auto *state = w.findChild<QLabel *>(QStringLiteral("runState"));
@@ -272,9 +277,7 @@ void TestRecordedLoopWindow::aFollowedLoopThatIsKilledEndsUnfinished()
     loop->kill();
     QVERIFY(loop->waitForFinished(10000));
     QTRY_COMPARE_WITH_TIMEOUT(state->text(), QStringLiteral("stopped without finishing"), 40000);
-    QStringList said;
-    for (int row = 0; row < w.eventModel()->rowCount(); ++row)
-        said << w.eventModel()->index(row, EventLogModel::MessageColumn).data().toString();
+    const QStringList said = shownEvents(w);
     QVERIFY2(!said.filter(QStringLiteral("the writer of this run stopped without finishing it")).isEmpty(),
              qPrintable(said.join(QLatin1Char('\n'))));
 }
@@ -297,9 +300,8 @@ void TestRecordedLoopWindow::aPausedLoopTakesTheWindowsDecision()
     QFETCH(bool, finiteAfter);
     const QString path = dir_.filePath(QStringLiteral("paused-%1.nsrun").arg(decided));
     auto loop = startLoop(python_, path, QStringLiteral("pause"), 2, QStringLiteral("1"));
-    QTRY_VERIFY_WITH_TIMEOUT(!rowsOf(path, "SELECT step FROM steps").isEmpty(), 60000);
     MainWindow w;
-    QVERIFY(w.openRun(path));
+    QVERIFY(followWhileRecorded(w, path));
     auto *origin = w.findChild<OriginPanel *>();
     QTRY_VERIFY_WITH_TIMEOUT(origin->awaitingDecision(), 30000);
     QPushButton *clicked = nullptr;

@@ -1,6 +1,8 @@
 // The requests a window or `nanscope steer` sends a Python loop (steer_request.h): who may be
-// steered, the policy the window's controls ask for, and the line appended for the loop to read
-// (python/tests/test_steer.py runs the loop's end).
+// steered, the policy the window's controls ask for, the line appended for the loop to read, and
+// `steer` refusing where no loop reads (python/tests/test_steer.py runs the loop's end).
+#include "cli_runner.h"
+
 #include "nanscope/run_file.h"
 #include "nanscope/steer_request.h"
 
@@ -11,6 +13,8 @@
 #include <QtTest>
 
 using namespace nanscope;
+using testing::Output;
+using testing::run;
 
 class TestSteerRequest : public QObject {
     Q_OBJECT
@@ -22,6 +26,8 @@ private Q_SLOTS:
     void aRequestIsOneLineAppended();
     void aRequestNeedsTheLoopsFile();
     void answersNameTheirRequest();
+    void steerRefusesWhatNoLoopReads_data();
+    void steerRefusesWhatNoLoopReads();
 };
 
 void TestSteerRequest::onlyASteerableLoopHasARunId_data()
@@ -141,6 +147,40 @@ void TestSteerRequest::answersNameTheirRequest()
     QCOMPARE(steerAnswer(event("steer-refused", {"not paused", "ab12"}), "ab12"), SteerAnswer::Refused);
     QCOMPARE(steerAnswer(event("steer-applied", {"lr 0.01", "cd34"}), "ab12"), SteerAnswer::None);
     QCOMPARE(steerAnswer(event("batch-skipped", {}), "ab12"), SteerAnswer::None);
+}
+
+// `steer` talks to a Python loop (python/tests/test_steer.py drives one); without one it refuses
+// at once, with a line that says why.
+void TestSteerRequest::steerRefusesWhatNoLoopReads_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("a run NaNScope trained") << QStringList{"--lr", "0.1"} << 1
+                                            << "was not written by a Python loop (nanscope.record)";
+    QTest::newRow("nothing asked") << QStringList{} << 2 << "nothing to ask: give --lr, --clip, --policy or --decide";
+    QTest::newRow("a rate below 0") << QStringList{"--lr", "-1"} << 2 << "--lr must be above 0, got '-1'";
+    QTest::newRow("an unknown policy") << QStringList{"--policy", "ignore"} << 2
+                                       << "--policy is record|skip|rollback|raise|pause, got 'ignore'";
+    QTest::newRow("an unknown decision") << QStringList{"--decide", "later"} << 2
+                                         << "--decide is continue|skip|rollback|stop, got 'later'";
+}
+
+void TestSteerRequest::steerRefusesWhatNoLoopReads()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("run.nsrun"));
+    QCOMPARE(run({QStringLiteral("run"), QStringLiteral("--scenario"), QStringLiteral("large-lr-mse"),
+                  QStringLiteral("--steps"), QStringLiteral("2"), QStringLiteral("--record"), file})
+                 .code,
+             0);
+    const Output o = run(QStringList{QStringLiteral("steer"), file} + args);
+    QCOMPARE(o.code, code);
+    QVERIFY2(o.err.contains(message), qPrintable(o.err));
+    QVERIFY(!QFile::exists(file + QStringLiteral(".steer")));  // steer never makes the request file
 }
 
 QTEST_GUILESS_MAIN(TestSteerRequest)

@@ -87,31 +87,28 @@ class _Kept:
     optimizers: List[Dict[str, Any]]
 
 
-def _host_copy(value: Any) -> Any:
-    """A state dict's tensors copied to host memory (the nesting as it was)."""
+def _map_tensors(value: Any, copy: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """A state dict with ``copy`` applied to each tensor, the nesting as it was."""
     if isinstance(value, torch.Tensor):
-        return value.detach().to("cpu", copy=True)
+        return copy(value)
     if isinstance(value, dict):
-        return {k: _host_copy(v) for k, v in value.items()}
+        return {k: _map_tensors(v, copy) for k, v in value.items()}
     if isinstance(value, list):
-        return [_host_copy(v) for v in value]
+        return [_map_tensors(v, copy) for v in value]
     if isinstance(value, tuple):
-        return tuple(_host_copy(v) for v in value)
+        return tuple(_map_tensors(v, copy) for v in value)
     return value
+
+
+def _host_copy(value: Any) -> Any:
+    """A state's tensors copied to host memory."""
+    return _map_tensors(value, lambda t: t.detach().to("cpu", copy=True))
 
 
 def _fresh(value: Any) -> Any:
     """A copy of a kept state dict for ``load_state_dict``: PyTorch 2.x keeps the tensors it is
     given (on the same device), so restoring the kept ones would let the next update change them."""
-    if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, dict):
-        return {k: _fresh(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fresh(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_fresh(v) for v in value)
-    return value
+    return _map_tensors(value, lambda t: t.clone())
 
 
 def gradients_finite(optimizer: torch.optim.Optimizer, norms: Sequence[torch.Tensor]) -> bool:
@@ -230,25 +227,6 @@ class Guard:
                 group["lr"] = lr * 0.5
         lr = float(self._optimizers[0].param_groups[0]["lr"])
         return Decision("rollback", restored_step=kept.step, learning_rate=lr)
-
-    def kept_bytes(self) -> int:
-        """Host memory the kept state takes."""
-        if self._kept is None:
-            return 0
-        total = 0
-
-        def add(value: Any) -> None:
-            nonlocal total
-            if isinstance(value, torch.Tensor):
-                total += value.numel() * value.element_size()
-            elif isinstance(value, dict):
-                for v in value.values():
-                    add(v)
-            elif isinstance(value, (list, tuple)):
-                for v in value:
-                    add(v)
-        add([self._kept.params, self._kept.buffers, self._kept.optimizers])
-        return total
 
     def _zero_gradients(self) -> None:
         for optimizer in self._optimizers:

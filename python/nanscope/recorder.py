@@ -79,7 +79,6 @@ class Recorder:
                              f"{pause_timeout!r}")
         self._model = model
         self._guard = Guard(on_nonfinite, model, optimizers, wait=self._wait_for_decision)
-        self._requests: Optional[RequestFile] = None
         self._events = EventLog()  # the file's, once it is open
         self._steerer = Steerer(None, self._guard, optimizers, lambda *event: self._events.steered(*event),
                                 self.flush, float(pause_timeout), pause_default)
@@ -135,10 +134,7 @@ class Recorder:
                                         "job's ranks: RANK and WORLD_SIZE are not set)")
             # A job's run folder, as `nanscope FOLDER` and `nanscope report FOLDER` read it.
             self.path = os.path.join(self.path, f"rank-{int(rank)}.nsrun")
-        try:
-            refuse_to_replace(self.path, overwrite)
-        except WriteError as e:
-            raise FileExistsError(str(e)) from None
+        refuse_to_replace(self.path, overwrite)
         create_run_file(self.path)
         self._writer = RunFileWriter(self.path, on_error=self._on_write_error)
         self._keeper = LayerKeeper(self._writer, len(self.layers), policy)
@@ -157,8 +153,7 @@ class Recorder:
         if self._writer.error:
             raise WriteError(self._writer.error)
         if steer:
-            self._requests = RequestFile(self.path, self.run_id)
-            self._steerer.requests = self._requests
+            self._steerer.requests = RequestFile(self.path, self.run_id)
 
     def _on_write_error(self, message: str) -> None:
         self.error = message
@@ -380,8 +375,8 @@ class Recorder:
             return
         self._closed = True
         self._probe.close()
-        if self._requests is not None:
-            self._requests.remove()
+        if self._steerer.requests is not None:  # the run is over: nothing reads requests
+            self._steerer.requests.remove()
         if self._writer is None:
             return
         summary = self.summary()

@@ -38,26 +38,30 @@ def _header(path: str) -> Tuple[bool, int, int]:
 
 
 def refuse_to_replace(path: str, overwrite: bool) -> None:
-    """Raises ``WriteError`` when ``path`` exists and is neither empty nor a run file of this format
-    or an older one: a typo in a path must not turn a script or a checkpoint into a run file.
+    """Raises ``FileExistsError`` when ``path`` exists and is neither empty nor a run file of this
+    format or an older one: a typo in a path must not turn a script or a checkpoint into a run file.
     ``overwrite`` replaces anything (the C++ writers' ``--overwrite``)."""
     if overwrite or not os.path.exists(path):
         return
     if os.path.isdir(path):
-        raise WriteError(f"{path} is a folder, not a run file")
+        raise IsADirectoryError(f"{path} is a folder, not a run file")
     if os.path.getsize(path) == 0:
         return  # an empty file holds nothing to lose
     sqlite, app_id, version = _header(path)
     if not sqlite or app_id != fmt.APPLICATION_ID:
-        raise WriteError(f"{path} exists and is not a NaNScope run file: not replaced "
+        raise FileExistsError(f"{path} exists and is not a NaNScope run file: not replaced "
                          "(to replace it on purpose: overwrite=True)")
     if version > fmt.FORMAT_VERSION:
-        raise WriteError(f"{path} is a run file of a newer NaNScope (format {version}; this recorder writes "
+        raise FileExistsError(f"{path} is a run file of a newer NaNScope (format {version}; this recorder writes "
                          f"{fmt.FORMAT_VERSION}): not replaced (to replace it on purpose: overwrite=True)")
 
 
-def _remove_with_journals(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+JOURNALS = ("-wal", "-shm", "-journal")
+
+
+def _remove(path: str, suffixes: Tuple[str, ...] = ("",) + JOURNALS) -> None:
+    """Removes ``path`` + each suffix that is there (the file and its journals by default)."""
+    for suffix in suffixes:
         try:
             os.remove(path + suffix)
         except FileNotFoundError:
@@ -68,7 +72,7 @@ def create_run_file(path: str) -> None:
     """A new, empty run file at ``path`` with the schema of format.json: written beside it and
     renamed over it, so that a failure halfway leaves the file that was there as it was."""
     fresh = path + ".new"
-    _remove_with_journals(fresh)
+    _remove(fresh)
     try:
         db = sqlite3.connect(fresh, isolation_level=None)
         try:
@@ -85,13 +89,9 @@ def create_run_file(path: str) -> None:
             db.close()
         os.replace(fresh, path)
     except BaseException:
-        _remove_with_journals(fresh)
+        _remove(fresh)
         raise
-    for suffix in ("-wal", "-shm", "-journal"):  # the replaced file's: another database's
-        try:
-            os.remove(path + suffix)
-        except FileNotFoundError:
-            pass
+    _remove(path, JOURNALS)  # the replaced file's: another database's
 
 
 class RunFileWriter:

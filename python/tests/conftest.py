@@ -67,15 +67,21 @@ def regression(lr: float) -> Tuple[nn.Module, torch.optim.Optimizer, torch.Tenso
     return model, torch.optim.SGD(model.parameters(), lr=lr), x, y
 
 
+def one_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """One plain MSE training step; its loss."""
+    optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
 def train(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, steps: int,
           rec: Optional[Any] = None) -> List[float]:
     """`steps` plain training steps (each ended with `rec.step` when recording); the losses."""
     losses = []
     for _ in range(steps):
-        optimizer.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
+        loss = one_step(model, optimizer, x, y)
         losses.append(loss.item())
         if rec is not None:
             rec.step(loss)

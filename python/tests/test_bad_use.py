@@ -15,21 +15,13 @@ import torch
 from torch import nn
 
 import nanscope
-from conftest import PYTHON_DIR, report, run_cli
+from conftest import PYTHON_DIR, one_step, report, run_cli
 
 
 def small() -> tuple:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     return model, torch.optim.SGD(model.parameters(), lr=0.1), torch.randn(8, 3), torch.randn(8, 1)
-
-
-def one_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss
 
 
 def test_an_unwritable_path_raises_at_once(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 import nanscope
-from conftest import report
+from conftest import one_step, report
 
 BAD_ROW = 13  # the dataset index holding NaN
 
@@ -26,14 +26,6 @@ def model_and_data(seed: int = 0) -> tuple:
     x[BAD_ROW, 2] = float("nan")
     y = x.nan_to_num().sum(dim=1, keepdim=True) * 0.5  # a target the model can learn
     return model, x, y
-
-
-def one_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss
 
 
 def state_of(model: nn.Module, optimizer: torch.optim.Optimizer) -> Dict[str, object]:

@@ -7,63 +7,28 @@ import json
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 import pytest
 
-from conftest import PYTHON_DIR, report, run_cli
+from conftest import report, run_cli
 
-# A loop slow enough to steer: row 13 of the data holds NaN at the steps listed (a step numbered 1
-# modulo 8 draws it).
-LOOP = textwrap.dedent("""
-    import json, sys, time
-    import torch
-    from torch import nn
-    import nanscope
-
-    path, policy, timeout, default = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
-    steps, nan_at = int(sys.argv[5]), [int(s) for s in sys.argv[6].split(",") if s]
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    clean = torch.randn(64, 4)
-    y = clean.sum(dim=1, keepdim=True)
-    bad = clean.clone()
-    bad[13, 2] = float("nan")
-    with nanscope.record(model, path, optimizer=optimizer, on_nonfinite=policy, pause_timeout=timeout,
-                         pause_default=default) as rec:
-        for step in range(steps):
-            batch = torch.arange(8 * (step % 8), 8 * (step % 8) + 8)
-            x = bad if step in nan_at else clean
-            optimizer.zero_grad()
-            loss = nn.functional.mse_loss(model(x[batch]), y[batch])
-            loss.backward()
-            lr = optimizer.param_groups[0]["lr"]  # the rate this step's update uses
-            optimizer.step()
-            try:
-                rec.step(loss, samples=batch)
-            except nanscope.Stopped as stopped:
-                print(json.dumps({"stopped": stopped.step, "finite": rec.finite}), flush=True)
-                break
-            print(json.dumps({"step": step, "lr": lr, "finite": rec.finite}), flush=True)
-            time.sleep(0.05)
-""")
+LOOP = Path(__file__).resolve().parent / "steered_loop.py"  # a loop slow enough to steer
 
 
 def start_loop(tmp_path: Path, policy: str = "pause", timeout: float = 60.0, default: str = "skip",
                steps: int = 2, nan_at: Sequence[int] = (1,)) -> subprocess.Popen:
-    script = tmp_path / "loop.py"
-    script.write_text(LOOP)
-    return subprocess.Popen([sys.executable, str(script), str(tmp_path / "run.nsrun"), policy, str(timeout), default,
-                             str(steps), ",".join(str(s) for s in nan_at)], cwd=tmp_path,
-                            env={"PYTHONPATH": str(PYTHON_DIR), "PATH": "/usr/bin:/bin"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, str(LOOP), str(tmp_path / "run.nsrun"), policy, str(steps),
+                             ",".join(str(s) for s in nan_at) or "-", str(timeout), default], cwd=tmp_path,
+                            env={"PATH": "/usr/bin:/bin"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def query(path: Path, sql: str) -> List[tuple]:
+    """The rows of ``sql`` in the run file ``path``; none while it or its schema is not there yet."""
+    if not path.exists():
+        return []
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return db.execute(sql).fetchall()
@@ -77,10 +42,9 @@ def wait_for(path: Path, sql: str, loop: subprocess.Popen, seconds: float = 60.0
     """The rows of ``sql`` once there are some, while the loop runs."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if path.exists():
-            rows = query(path, sql)
-            if rows:
-                return rows
+        rows = query(path, sql)
+        if rows:
+            return rows
         if loop.poll() is not None:
             raise AssertionError(f"the loop ended first: {loop.stderr.read() if loop.stderr else ''}")
         time.sleep(0.1)

@@ -5,7 +5,6 @@ would part."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ import torch.distributed as dist
 
 from conftest import PYTHON_DIR, run_cli
 from test_data_parallel import free_port
+from test_steer import query
 
 RANK_LOOP = textwrap.dedent("""
     import json, os, sys, time
@@ -74,18 +74,6 @@ def finish(ranks: List[subprocess.Popen]) -> List[List[Dict[str, Any]]]:
     outputs = [r.communicate(timeout=180) for r in ranks]
     assert [r.returncode for r in ranks] == [0, 0], [err for _, err in outputs]
     return [[json.loads(line) for line in out.splitlines() if line.startswith("{")] for out, _ in outputs]
-
-
-def query(path: Path, sql: str) -> List[tuple]:
-    if not path.exists():
-        return []
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return db.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        db.close()
 
 
 def wait_until(paths: List[Path], sql: str, seconds: float = 90.0) -> None:

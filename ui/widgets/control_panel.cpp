@@ -21,10 +21,10 @@
 #include <QSignalBlocker>
 #include <QPushButton>
 #include <QSpinBox>
-
-#include <initializer_list>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
+
+#include <initializer_list>
 
 namespace nanscope {
 

@@ -28,11 +28,11 @@ QString settingsLine(const QJsonObject &settings)
     QStringList parts;
     for (auto it = settings.begin(); it != settings.end(); ++it) {
         const QJsonValue v = it.value();
-        const QString value = v.isDouble() ? QLocale::c().toString(v.toDouble(), 'g', 6)
-                              : v.isBool() ? (v.toBool() ? QStringLiteral("true") : QStringLiteral("false"))
-                              : v.isString() ? v.toString()
-                                             : QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(
-                                                   QJsonDocument::Compact)).mid(1).chopped(1);
+        // A string as it is; any other value as JSON writes it (0.5, true, null, [0.9,0.999]).
+        const QString value = v.isString() ? v.toString()
+                                           : QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact))
+                                                 .mid(1)
+                                                 .chopped(1);
         parts << it.key() + QLatin1Char(' ') + value;
     }
     return parts.join(QStringLiteral(", "));

@@ -43,10 +43,16 @@ Header readHeader(const std::string &path)
     return h;
 }
 
+void removeJournals(const std::string &path)
+{
+    for (const char *suffix : {"-wal", "-shm", "-journal"})
+        std::remove((path + suffix).c_str());
+}
+
 void removeWithJournals(const std::string &path)
 {
-    for (const char *suffix : {"", "-wal", "-shm", "-journal"})
-        std::remove((path + suffix).c_str());
+    std::remove(path.c_str());
+    removeJournals(path);
 }
 
 }  // namespace
@@ -95,9 +101,7 @@ void createRunFile(const std::string &path)
         removeWithJournals(fresh);
         throw RunFileError("cannot write " + path + ": " + why);
     }
-    // The journals of the file replaced belong to another database.
-    for (const char *suffix : {"-wal", "-shm", "-journal"})
-        std::remove((path + suffix).c_str());
+    removeJournals(path);  // the replaced file's: another database's
 }
 
 }  // namespace nanscope::record
