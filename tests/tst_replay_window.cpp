@@ -1,6 +1,6 @@
 // Replays and capsules from the window: an opened run's step replays on a worker and shows its
 // verdict and what-ifs; a replay of a run closed meanwhile is dropped; "Save this step" keeps a
-// capsule of the next step computed.
+// capsule of the next step computed; a Python run shows the replay nanscope.replay stored in it.
 #include "widgets/origin_panel.h"
 #include "widgets/replay_view.h"
 #include "widgets/language.h"
@@ -10,9 +10,13 @@
 #include "nanscope/capsule.h"
 #include "nanscope/run_file.h"
 
+#include "python_with_torch.h"
 #include "window_runs.h"
 
 #include <QAction>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTemporaryDir>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -34,6 +38,20 @@ bool openedLargeLrMse(MainWindow &live, MainWindow &opened)
     return runToEnd(live, [&] { live.startRun(); }) && runToEnd(opened, [&] { opened.openRun(live.runFile()); });
 }
 
+// `python` running `arguments` with python/ and python/tests importable; its output when it fails.
+QString runPython(const QString &python, const QStringList &arguments)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(NANSCOPE_PYTHON_DIR ":" NANSCOPE_PYTHON_DIR "/tests"));
+    p.setProcessEnvironment(env);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(python, arguments);
+    if (!p.waitForFinished(300000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        return QStringLiteral("failed: ") + QString::fromUtf8(p.readAll());
+    return {};
+}
+
 }  // namespace
 
 class TestReplayWindow : public QObject {
@@ -44,6 +62,7 @@ private slots:
     void aReplayOfARunClosedIsDropped();
     void saveThisStepKeepsACapsule();
     void theReplaySpeaksChinese();
+    void aPythonRunShowsTheReplayStoredInIt();
     void cleanup() { setLanguage(QStringLiteral("en"), false); }
 };
 
@@ -129,4 +148,45 @@ void TestReplayWindow::theReplaySpeaksChinese()
 }
 
 QTEST_MAIN(TestReplayWindow)
+
+// A loop recorded by nanscope.record (python/tests/replay_loops.py: a NaN in dataset row 13 at step
+// 0): the window cannot compute the user's loop, so Replay this step first says how to, then shows
+// what `python -m nanscope replay` stored in the capsule.
+void TestReplayWindow::aPythonRunShowsTheReplayStoredInIt()
+{
+    QString tried;
+    const QString python = testing::pythonWithTorch(&tried);
+    if (python.isEmpty() && NANSCOPE_PYTHON_TORCH_OPTIONAL)
+        QSKIP(qPrintable(QStringLiteral("no python3 with torch (tried %1)").arg(tried)));
+    QVERIFY2(!python.isEmpty(), qPrintable(QStringLiteral("no python3 with torch (tried %1)").arg(tried)));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("loop.nsrun"));
+    QString failed = runPython(python, {QStringLiteral("-c"),
+                                        QStringLiteral("import sys, replay_loops as L; m, o = L.build_model(); "
+                                                       "L.record(sys.argv[1], m, o, 3)"),
+                                        path});
+    QVERIFY2(failed.isEmpty(), qPrintable(failed));
+
+    MainWindow opened;
+    QVERIFY(runToEnd(opened, [&] { opened.openRun(path); }));
+    ReplayView *view = opened.originPanel()->replay();
+    auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));
+    QVERIFY(button && button->isEnabled());
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(view->verdictText().startsWith(QStringLiteral("Cannot replay")), 60000);
+    QVERIFY2(view->verdictText().contains(QStringLiteral("has not been replayed yet")), qPrintable(view->verdictText()));
+    QVERIFY(view->verdictText().contains(QStringLiteral("python3 -m nanscope replay")));
+
+    failed = runPython(python, {QStringLiteral("-m"), QStringLiteral("nanscope"), QStringLiteral("replay"), path,
+                                QStringLiteral("--script"), QStringLiteral(NANSCOPE_PYTHON_DIR "/tests/replay_loops.py")});
+    QVERIFY2(failed.isEmpty(), qPrintable(failed));
+    QTRY_VERIFY_WITH_TIMEOUT(button->isEnabled(), 60000);
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(view->verdictText().startsWith(QStringLiteral("Step 0 ")), 60000);
+    QVERIFY2(view->verdictText().contains(QStringLiteral("Reproduced bit for bit")), qPrintable(view->verdictText()));
+    const QStringList rows = view->whatIfRows();
+    QVERIFY2(rows.contains(QStringLiteral("without samples 13 | the step | finite")),
+             qPrintable(rows.join(QLatin1Char('\n'))));
+}
+
 #include "tst_replay_window.moc"

@@ -2431,5 +2431,9 @@ The rank of the job that went non-finite first.</source>
         <source>request %2 refused: %1</source>
         <translation>请求 %2 被拒绝：%1</translation>
     </message>
+    <message>
+        <source>capsule of step %1 (%2): %3 KiB, too large for the run file: written beside it as %4 (keep the two together)</source>
+        <translation>第 %1 步的胶囊（%2）：%3 KiB，超出运行文件的容量：已写在它旁边，名为 %4（请把两者放在一起）</translation>
+    </message>
 </context>
 </TS>

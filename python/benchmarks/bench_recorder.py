@@ -2,7 +2,7 @@
 
 Usage: PYTHONPATH=python python3 python/benchmarks/bench_recorder.py [--rounds R] [--steps S]
        [--models mlp,cnn,deep] [--device cpu|cuda] [--threads T] [--ops] [--syncs]
-       [--policies skip,rollback,raise]
+       [--policies skip,rollback,raise] [--capsules]
 
 For each model (an MLP, a small CNN, a deep stack of 24 Linear+Tanh, a 2-layer transformer
 encoder, and stacks of 10, 100 and 1,000 tiny modules: --models all), each round times S training
@@ -14,7 +14,9 @@ steps three ways, interleaved so that machine noise reaches each alike:
   ops       (with --ops) the recorder with ops=True, which checks every op (a tenth of the steps);
   POLICY    (with --policies) the recorder guarding the loop with on_nonfinite=POLICY, on the same
             finite steps: what the guard costs where it never has to act (its verdict before each
-            update; rollback's kept state every 10 steps).
+            update; rollback's kept state every 10 steps);
+  no-capsule (with --capsules) the recorder with capsules=False: what keeping a step replayable
+            costs (the generators' states and buffers a step, the state copied every 10 steps).
 Prints the median milliseconds a step of each and the ratios isnan/plain and recorder/plain, and
 recorder/isnan. One process, one thread by default (--threads), as `nanscope bench` measures.
 With --syncs on CUDA it also counts the host synchronisations a step of each (CUDA's sync debug
@@ -150,14 +152,14 @@ def count_syncs(name: str, steps: int, folder: str) -> Dict[str, float]:
 
 
 def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: bool = False,
-          policies: Sequence[str] = ()) -> Dict[str, float]:
+          policies: Sequence[str] = (), capsules: bool = False) -> Dict[str, float]:
     torch.manual_seed(0)
     model, x, y = MODELS[name]()
     model, x, y = model.to(device), x.to(device), y.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3) if name in SGD_MODELS else \
         torch.optim.AdamW(model.parameters(), lr=1e-3)
     time_steps(model, optimizer, x, y, steps)  # warm up
-    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": [], "ops": [],
+    times: Dict[str, List[float]] = {"plain": [], "isnan": [], "recorder": [], "ops": [], "no-capsule": [],
                                      **{policy: [] for policy in policies}}
     for r in range(rounds):
         times["plain"].append(time_steps(model, optimizer, x, y, steps))
@@ -167,6 +169,10 @@ def bench(name: str, rounds: int, steps: int, device: str, folder: str, ops: boo
             h.remove()
         with nanscope.record(model, os.path.join(folder, f"{name}-{r}.nsrun"), optimizer=optimizer) as rec:
             times["recorder"].append(time_steps(model, optimizer, x, y, steps, rec))
+        if capsules:
+            with nanscope.record(model, os.path.join(folder, f"{name}-{r}-nc.nsrun"), optimizer=optimizer,
+                                 capsules=False) as rec:
+                times["no-capsule"].append(time_steps(model, optimizer, x, y, steps, rec))
         if ops:
             with nanscope.record(model, os.path.join(folder, f"{name}-{r}-ops.nsrun"), optimizer=optimizer,
                                  ops=True) as rec:
@@ -190,6 +196,7 @@ def main() -> None:
     parser.add_argument("--syncs", action="store_true", help="also count host synchronisations a step (CUDA)")
     parser.add_argument("--policies", default="", help="also time the recorder guarding the loop: "
                         "comma-separated on_nonfinite policies (skip,rollback,raise)")
+    parser.add_argument("--capsules", action="store_true", help="also time the recorder with capsules=False")
     args = parser.parse_args()
     policies = [p for p in args.policies.split(",") if p]
     wrong = [p for p in policies if p not in ("skip", "rollback", "raise")]
@@ -209,11 +216,14 @@ def main() -> None:
           f"{'rec/isnan':>10}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models.split(","):
-            m = bench(name, args.rounds, args.steps, args.device, folder, args.ops, policies)
+            m = bench(name, args.rounds, args.steps, args.device, folder, args.ops, policies, args.capsules)
             print(f"{name:11} {m['plain']:8.3f} {m['isnan']:8.3f} {m['recorder']:9.3f} "
                   f"{m['isnan'] / m['plain']:11.3f}x {m['recorder'] / m['plain']:9.3f}x "
                   f"{m['recorder'] / m['isnan']:9.3f}x" + (f"   ops=True {m['ops']:.3f} ms, {m['ops'] / m['plain']:.1f}x"
                                                              if "ops" in m else ""))
+            if "no-capsule" in m:
+                print(f"  {'capsules=False':20} {m['no-capsule']:9.3f} ms   the recorder with capsules costs "
+                      f"{m['recorder'] / m['no-capsule']:.3f}x that, {m['no-capsule'] / m['plain']:.3f}x plain")
             for policy in policies:
                 print(f"  {'on_nonfinite=' + policy:20} {m[policy]:9.3f} ms   {m[policy] / m['recorder']:.3f}x the "
                       f"recorder's, {m[policy] / m['plain']:.3f}x plain")

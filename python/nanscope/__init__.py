@@ -16,5 +16,9 @@ __version__ = "0.1.0"
 from .guard import NonFiniteError, Stopped  # noqa: E402
 from .quarantine import QuarantineSampler  # noqa: E402
 from .recorder import Recorder, RecorderClosed, record  # noqa: E402
+from .capsule import CapsuleError  # noqa: E402
+from .replay import Replay, WhatIf, replay  # noqa: E402
+from .replay_step import ReplayError  # noqa: E402
 
-__all__ = ["NonFiniteError", "QuarantineSampler", "Recorder", "RecorderClosed", "Stopped", "record", "__version__"]
+__all__ = ["CapsuleError", "NonFiniteError", "QuarantineSampler", "Recorder", "RecorderClosed", "Replay",
+           "ReplayError", "Stopped", "WhatIf", "record", "replay", "__version__"]

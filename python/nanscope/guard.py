@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import torch
 
 from .health import norms_of
+from .tensor_tree import fresh, host_copy
 from .messages import Message
 
 POLICIES = ("record", "skip", "rollback", "raise", "pause")
@@ -85,30 +86,6 @@ class _Kept:
     params: List[torch.Tensor]
     buffers: List[torch.Tensor]
     optimizers: List[Dict[str, Any]]
-
-
-def _map_tensors(value: Any, copy: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    """A state dict with ``copy`` applied to each tensor, the nesting as it was."""
-    if isinstance(value, torch.Tensor):
-        return copy(value)
-    if isinstance(value, dict):
-        return {k: _map_tensors(v, copy) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_map_tensors(v, copy) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_map_tensors(v, copy) for v in value)
-    return value
-
-
-def _host_copy(value: Any) -> Any:
-    """A state's tensors copied to host memory."""
-    return _map_tensors(value, lambda t: t.detach().to("cpu", copy=True))
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a kept state dict for ``load_state_dict``: PyTorch 2.x keeps the tensors it is
-    given (on the same device), so restoring the kept ones would let the next update change them."""
-    return _map_tensors(value, lambda t: t.clone())
 
 
 def gradients_finite(optimizer: torch.optim.Optimizer, norms: Sequence[torch.Tensor]) -> bool:
@@ -194,9 +171,9 @@ class Guard:
         buffers = self._buffers_before if len(self._buffers_before) == len(self._buffers) else self._buffers
         if not _all_finite(params + buffers):
             return  # not a state to come back to
-        self._kept = _Kept(step=step, params=[_host_copy(p) for p in params],
-                           buffers=[_host_copy(b) for b in buffers],
-                           optimizers=[_host_copy(o.state_dict()) for o in self._optimizers])
+        self._kept = _Kept(step=step, params=[host_copy(p) for p in params],
+                           buffers=[host_copy(b) for b in buffers],
+                           optimizers=[host_copy(o.state_dict()) for o in self._optimizers])
         self._kept_at = step
 
     def _restore_buffers(self) -> None:
@@ -221,7 +198,7 @@ class Guard:
                 b.copy_(value)
         rates = [[group["lr"] for group in o.param_groups] for o in self._optimizers]
         for optimizer, state in zip(self._optimizers, kept.optimizers):
-            optimizer.load_state_dict(_fresh(state))
+            optimizer.load_state_dict(fresh(state))
         for optimizer, before in zip(self._optimizers, rates):  # load_state_dict brought the kept rates back
             for group, lr in zip(optimizer.param_groups, before):
                 group["lr"] = lr * 0.5

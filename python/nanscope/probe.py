@@ -138,6 +138,7 @@ class StepProbe:
         self._measure_unseen_grads(s)
         if s.learning_rate is None:  # the first optimizer's, as run files keep one learning rate
             s.learning_rate = float(self.optimizers[0].param_groups[0]["lr"])
+            s.learning_rates = [[float(g["lr"]) for g in o.param_groups] for o in self.optimizers]
         if s.weights_before is None:  # the update ratio needs the weights as they were
             s.weights_before = self._ratios.copy()
         s.update_norms = gradient_norms(optimizer)
@@ -203,6 +204,8 @@ class StepProbe:
             return
         s = self._step if self._step is not None else self._begin()
         self._passes_open = 1
+        if not s.passes:
+            s.inputs = inputs
         floats = [t for t in tensors_in(inputs) if measurable(t)]
         s.passes.append(([s.measure(t) for t in floats], next((t for t in floats if t.dim() > 0), None)))
 
@@ -313,6 +316,7 @@ class StepProbe:
         self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
         self._measure_unseen_grads(s)
         loss_slot = s.batch.add(loss.detach().reshape(()))
+        weights_before = s.weights_before  # taken before any update ran, or None
         update_slot = self._update_norms(s)
         values = s.batch.read()
 
@@ -366,7 +370,13 @@ class StepProbe:
             loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, decision=s.decision, precision=s.precision,
             op_origin=op_origin,
             nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)), all_finite=finite,
-            step_ms=(time.perf_counter() - s.started) * 1000.0)
+            step_ms=(time.perf_counter() - s.started) * 1000.0, inputs=s.inputs, weights_before=weights_before,
+            learning_rates=s.learning_rates)
+
+    @property
+    def moving(self) -> List[torch.Tensor]:
+        """The weights an update moves, in the order of ``StepMeasures.weights_before``."""
+        return self._ratios.moving
 
     def _update_norms(self, s: StepState) -> Optional[int]:
         """|w after - w before| and |w before| of every moving weight, read with the rest."""

@@ -17,6 +17,8 @@ from . import format as fmt
 from .ddp import check_buckets, inner_module, is_ddp
 from .forecast import TrendForecast
 from .batch_rows import bad_samples, sequence_first
+from .capsule import INSERT as INSERT_CAPSULE, capsule_row
+from .capsule_keeper import CapsuleKeeper
 from .chunks import StepFacts, step_fate
 from .guard import DECISIONS, Decision, Guard, NonFiniteError, Paused, Stopped, decision_message, state_finite
 from .event_log import EventLog
@@ -49,7 +51,7 @@ class Recorder:
                  scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
                  keep: Union[str, int] = "auto", batch_dim: Optional[int] = None, on_nonfinite: str = "record",
                  overwrite: bool = False, steer: bool = True, pause_timeout: float = 300.0,
-                 pause_default: str = "skip") -> None:
+                 pause_default: str = "skip", capsules: bool = True, capsule_at: Sequence[int] = ()) -> None:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"nanscope.record: model must be a torch.nn.Module, not {type(model).__name__}")
         if errors not in ("raise", "continue"):
@@ -89,8 +91,10 @@ class Recorder:
         # (it reads nothing while the policy is "record").
         guarded = bool(optimizers) and (self._guard.active or steer)
         self._probe = StepProbe(model, optimizers, scaler, ops=ops, decide=self._decide if guarded else None,
-                                on_begin=self._guard.begin_step if guarded else None,
-                                clip=lambda: self._steerer.clip)
+                                on_begin=self._begin_step, clip=lambda: self._steerer.clip)
+        # A capsule holds the weights as the step began, which only the optimizer's step tells.
+        self._capsules = CapsuleKeeper(model, optimizers, self._probe.moving, [int(s) for s in capsule_at]) \
+            if capsules and optimizers else None
         self._time_first = sequence_first(model)
         self._unmeasured_said: set = set()
         # Data-parallel: each rank records its own gradients, measured before DDP averages them.
@@ -162,11 +166,13 @@ class Recorder:
 
     # -- a step -----------------------------------------------------------------------------------
 
-    def step(self, loss: Any, samples: Optional[Iterable[int]] = None) -> None:
+    def step(self, loss: Any, samples: Optional[Iterable[int]] = None, batch: Any = None) -> None:
         """Ends one training step: call it after ``optimizer.step()`` (or ``scaler.update()``).
 
         ``loss`` is the step's loss (a one-element tensor or a number); ``samples`` the dataset
-        indices of the batch's rows, so that a bad sample is named by its index.
+        indices of the batch's rows, so that a bad sample is named by its index; ``batch`` what
+        the step's ``compute_loss`` takes, for a capsule of the step (``nanscope.replay``): any
+        nesting of tensors, tuples, lists and dicts, kept by reference (not copied).
         """
         if self._closed and self.error is None:
             raise RecorderClosed("nanscope: step() after the recorder was closed")
@@ -183,7 +189,7 @@ class Recorder:
         stopped: Optional[Union[NonFiniteError, Stopped]] = None
         try:
             if self._probe.failure is None:
-                stopped = self._record(self._probe.finish(loss), indices)
+                stopped = self._record(self._probe.finish(loss), indices, batch)
         except (WriteError, sqlite3.Error, OSError):
             raise
         except Exception as e:  # noqa: BLE001 - an error of the recorder's own never reaches the loop
@@ -205,6 +211,11 @@ class Recorder:
             except (OSError, ValueError) as e:  # the request file went wrong: the loop goes on, unsteered
                 warnings.warn(f"nanscope: steering stopped: {e}", RuntimeWarning, stacklevel=2)
                 self._steerer.requests = None
+
+    def _begin_step(self) -> None:
+        self._guard.begin_step()
+        if self._capsules is not None:
+            self._capsules.begin_step()
 
     def _wait_for_decision(self, step: int) -> Paused:
         return self._steerer.wait(step)
@@ -240,7 +251,8 @@ class Recorder:
         if self.errors == "raise":
             raise OSError(f"nanscope: {message}")
 
-    def _record(self, m: StepMeasures, samples: Optional[List[int]]) -> Optional[Union[NonFiniteError, Stopped]]:
+    def _record(self, m: StepMeasures, samples: Optional[List[int]],
+                batch: Any) -> Optional[Union[NonFiniteError, Stopped]]:
         """Records one step; returns the error to raise when the guard stopped the loop."""
         step = self._step
         self._step += 1
@@ -301,6 +313,8 @@ class Recorder:
         self._precision = m.precision
         if first:
             self._events.add("first-nonfinite", step, origin.layer, origin.explanation, origin)
+        if self._capsules is not None:
+            self._keep_capsule(step, m, samples, batch, first, decision is not None)
         if why is not None:
             self._events.add("rollback" if rolled_back else "recovery", step, origin.layer if decision else -1, why)
         if quarantined:
@@ -328,6 +342,25 @@ class Recorder:
                                   f"applied ({reason})" + (f": {origin.explanation}" if origin.valid() else ""),
                                   step, o)
         return None
+
+    def _keep_capsule(self, step: int, m: StepMeasures, samples: Optional[List[int]], batch: Any, first: bool,
+                      intervened: bool) -> None:
+        assert self._capsules is not None and self._writer is not None
+        try:
+            capsule = self._capsules.end_step(step, m, batch, samples, self._steerer.clip, first, intervened)
+            if capsule is None:
+                return
+            capsule.batch_dim, capsule.time_first = self._batch_dim, self._time_first
+            row = capsule_row(capsule, self.path)
+        except (OSError, RuntimeError, TypeError, ValueError, AttributeError) as e:  # the run goes on without it
+            self._events.add("error", step, -1, f"no capsule of this step: {type(e).__name__}: {e}")
+            return
+        self._writer.write(INSERT_CAPSULE, [row])
+        said = [str(step), capsule.reason, f"{capsule.state_bytes / 1024:.1f}"]
+        self._events.add("info", step, -1, Message("capsule-beside", said + [capsule.state_file])
+                         if capsule.state_file else
+                         Message("capsule-with-snapshot", said + [str(capsule.ring_start)])
+                         if capsule.ring_start is not None else Message("capsule", said))
 
     # -- the end ----------------------------------------------------------------------------------
 
@@ -416,7 +449,7 @@ def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimiz
            scaler: Any = None, name: Optional[str] = None, errors: str = "raise", ops: bool = False,
            keep: Union[str, int] = "auto", batch_dim: Optional[int] = None, on_nonfinite: str = "record",
            overwrite: bool = False, steer: bool = True, pause_timeout: float = 300.0,
-           pause_default: str = "skip") -> Recorder:
+           pause_default: str = "skip", capsules: bool = True, capsule_at: Sequence[int] = ()) -> Recorder:
     """Starts recording ``model``'s training into the run file ``path``; see docs/python.md.
 
     Returns the recorder, also a context manager: closing it writes the summary. ``errors``:
@@ -432,8 +465,11 @@ def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimiz
     (nothing), ``"skip"``, ``"rollback"`` or ``"raise"`` (see docs/python.md, "Guarding your loop").
     ``overwrite``: replace ``path`` even when it is not a run file (otherwise refused). ``steer``:
     read requests from ``nanscope steer`` and the window (``PATH.steer``); ``"pause"`` waits at
-    most ``pause_timeout`` seconds for a decision, then takes ``pause_default``.
+    most ``pause_timeout`` seconds for a decision, then takes ``pause_default``. ``capsules``:
+    keep the first non-finite step (and the steps of ``capsule_at``) as a capsule that
+    ``nanscope.replay`` computes again (see docs/python.md, "Replaying the failing step").
     """
     return Recorder(model, os.fspath(path), optimizer=optimizer, scaler=scaler, name=name, errors=errors, ops=ops,
                     keep=keep, batch_dim=batch_dim, on_nonfinite=on_nonfinite, overwrite=overwrite, steer=steer,
-                    pause_timeout=pause_timeout, pause_default=pause_default)
+                    pause_timeout=pause_timeout, pause_default=pause_default, capsules=capsules,
+                    capsule_at=capsule_at)

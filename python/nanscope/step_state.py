@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -47,6 +47,11 @@ class StepMeasures:
     unmeasured: List[str] = field(default_factory=list)  # the layouts of tensors this step could not measure
     # No tensor measured this step held NaN or Inf: a reader may skip looking layer by layer.
     all_finite: bool = False
+    # For a capsule: the positional inputs of the step's first forward pass, and the moving weights
+    # as the update found them (``StepProbe.moving``'s order; None when no update ran).
+    inputs: Any = None
+    weights_before: Optional[List[torch.Tensor]] = None
+    learning_rates: Optional[List[List[float]]] = None  # each optimizer's groups', as the update used them
 
 
 @dataclass
@@ -78,6 +83,8 @@ class StepState:
     update_norms: Optional[List[torch.Tensor]] = None  # the gradients' norms, for a guard's decision
     decision: Optional[Decision] = None
     precision: str = "fp32"
+    inputs: Any = None  # the positional inputs of the first forward pass
+    learning_rates: Optional[List[List[float]]] = None
 
     def measure(self, t: torch.Tensor) -> int:
         known = self.slot_of.get(id(t))

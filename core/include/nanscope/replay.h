@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,7 +77,14 @@ struct ReplayReport {
 };
 
 // Throws RunFileError for an unreadable file or a step without capsule, std::runtime_error (one
-// line) for a capsule that cannot be replayed here.
+// line) for a capsule that cannot be replayed here. A run recorded by nanscope.record (Python)
+// gives the replay stored in its capsule (storedReplay).
 ReplayReport replayCapsule(const std::string &runFile, const ReplayOptions &options = {});
+
+// The replay nanscope.replay (Python) stored in the capsule of `step` (-1: the first non-finite
+// step's, else the first) of a run recorded by nanscope.record; std::nullopt for a run NaNScope
+// trained itself. Throws RunFileError when there is no capsule, or it has not been replayed yet
+// (saying how to: that needs the loop's own model code).
+std::optional<ReplayReport> storedReplay(const std::string &runFile, int step);
 
 }  // namespace nanscope

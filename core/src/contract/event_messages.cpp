@@ -35,6 +35,10 @@ const Pattern kPatterns[] = {
      QT_TRANSLATE_NOOP(
          "nanscope::core",
          "capsule of step %1 (%2): %3 KiB, with the checked-finite state of step %4 and the batches since")},
+    {"capsule-beside",
+     QT_TRANSLATE_NOOP("nanscope::core",
+                       "capsule of step %1 (%2): %3 KiB, too large for the run file: written beside it as %4 "
+                       "(keep the two together)")},
     {"model-saved", QT_TRANSLATE_NOOP("nanscope::core", "saved the model to %1")},
     // Forecasts: what grows or shrinks (a layer's output, the gradient into a layer, the loss) and
     // in how many steps, "1 step" apart from the others.

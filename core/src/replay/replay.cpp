@@ -44,9 +44,6 @@ int chooseStep(const std::string &path, int asked)
     const std::vector<CapsuleEntry> entries = runFileCapsules(path);
     if (asked >= 0)
         return asked;
-    if (entries.empty() && RunFile(path).info().config.isRecordedLoop())
-        throw RunFileError(path + ": holds no capsule: its loop was recorded by nanscope.record (Python), which "
-                                  "keeps none; replay needs a run NaNScope trained itself (a demo or a model file)");
     if (entries.empty())
         throw RunFileError(path + ": holds no capsule (a run keeps one of its first non-finite step, and of the "
                                   "steps asked for with --capsule-at)");
@@ -207,6 +204,8 @@ const char *replayVerdictId(ReplayVerdict v)
 
 ReplayReport replayCapsule(const std::string &path, const ReplayOptions &options)
 {
+    if (std::optional<ReplayReport> stored = storedReplay(path, options.step))
+        return *stored;
     const auto started = Clock::now();
     ReplayReport report;
     report.runFile = path;
