@@ -209,9 +209,12 @@ def _replay(path: str, capsule: Capsule, model: torch.nn.Module, optimizer: Opti
     if not capsule.batch_given:
         notes.append("the loop passed no batch= to rec.step: compute_loss gets the model's first forward inputs")
 
-    reached = _reach_step(runner, say)
-    if reached:
-        notes.append(reached)
+    ring_holds = _reach_step(runner, say)
+    if not ring_holds and capsule.ring_start is not None and runner.optimizers:
+        notes.append(f"the steps from {capsule.ring_start} computed again do not end in the weights step "
+                     f"{capsule.step} began with (something outside the recorded steps changed them, or a step "
+                     "is not deterministic): the update ran from the optimizer's state they reached, and the "
+                     "what-ifs ran from the step itself")
     say(f"computing step {capsule.step} again")
     runner.restore_step()
     first = runner.run(capsule.failing, probe_ops=False)
@@ -248,28 +251,27 @@ def _replay(path: str, capsule: Capsule, model: torch.nn.Module, optimizer: Opti
             result.samples, result.bisect_replays, bad_rows = found.samples, found.replays, found.rows
             result.coupled_by = found.coupled_by
             notes += found.notes
-    result.what_if = _what_ifs(runner, capsule, first.failed, bad_rows, result.samples, what_if or {}, say)
+    result.what_if = _what_ifs(runner, capsule, ring_holds, first.failed, bad_rows, result.samples, what_if or {},
+                               say)
     runner.restore_step()  # the model and optimizer left as the step began
     return result
 
 
-def _reach_step(runner: StepRunner, say: Callable[[str], None]) -> str:
+def _reach_step(runner: StepRunner, say: Callable[[str], None]) -> bool:
     """Computes the ring's steps from its state, so that the optimizers hold the state the failing
-    step's update found; says what went wrong, or ""."""
+    step's update found; whether they end in the weights the step began with (False too without
+    a ring)."""
     c = runner.capsule
     if c.ring_start is None or not runner.optimizers:
         runner.keep_step_optimizers()  # as given: a fresh optimizer, or one the caller loaded
-        return ""
+        return False
     if c.ring_start < c.step:
         say(f"computing steps {c.ring_start} to {c.step - 1} from the ring's state")
     runner.restore(c.ring_params, c.ring_buffers, c.ring_optimizers)
     for s in c.ring:
         runner.run(s)
     runner.keep_step_optimizers()
-    if not runner.weights_equal(c.params):
-        return (f"the steps from {c.ring_start} computed again do not end in the weights step {c.step} began with: "
-                "the update ran from the optimizer's state they reached")
-    return ""
+    return runner.weights_equal(c.params)
 
 
 def _compare(c: Capsule, r: StepResult, recorded: Pattern, layers: List[Layer]) -> Tuple[bool, str]:
@@ -298,12 +300,14 @@ def _origin(runner: StepRunner, c: Capsule, layers: List[Layer]) -> Optional[Dic
     return fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin")
 
 
-def _what_ifs(runner: StepRunner, c: Capsule, failed: bool, bad_rows: List[int], samples: List[int],
+def _what_ifs(runner: StepRunner, c: Capsule, ring: bool, failed: bool, bad_rows: List[int], samples: List[int],
               asked: Dict[str, Any], say: Callable[[str], None]) -> List[WhatIf]:
+    """``ring``: the ring's steps computed again reach the step's weights, so changes run from there."""
     out: List[WhatIf] = []
-    ring = c.ring_start is not None and bool(runner.optimizers)
     start = "snapshot" if ring else "step"
-    from_note = f"from step {c.ring_start}" if ring else "the capsule holds no checked-finite state before the step"
+    from_note = f"from step {c.ring_start}" if ring else \
+        "the capsule holds no checked-finite state before the step" if c.ring_start is None else \
+        "the ring's steps do not reach the step's weights: tried on the step alone"
 
     def from_ring(change: str, **kwargs: Any) -> None:
         say(f"what if {change}")

@@ -127,3 +127,46 @@ def plain_losses(build: Any, steps: int, lr_from: Dict[int, float]) -> List[floa
         optimizer.step()
         losses.append(float(loss))
     return losses
+
+
+class Tagger(nn.Module):
+    """A time-first LSTM tagger over a dict batch ({"x": time x batch x 8, "y": time x batch})."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = nn.LSTM(8, 16)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.rnn(x)[0])
+
+
+def build_tagger() -> Tuple[nn.Module, torch.optim.Optimizer]:
+    """Two parameter groups at their own rates, as fine-tuning loops have."""
+    torch.manual_seed(4)
+    model = Tagger()
+    return model, torch.optim.AdamW([{"params": model.rnn.parameters(), "lr": 3e-3},
+                                      {"params": model.head.parameters(), "lr": 1e-3}])
+
+
+def tagger_loss(model: nn.Module, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
+    return nn.functional.cross_entropy(model(batch["x"]).reshape(-1, 4), batch["y"].reshape(-1))
+
+
+def record_tagger(path: str, steps: int, bad: Tuple[int, int]) -> None:
+    """Batches of 6 sequences of 5 steps, time first, under a StepLR schedule; sequence ``bad[1]``
+    of step ``bad[0]`` (dataset index 6 * step + row) holds an Inf."""
+    model, optimizer = build_tagger()
+    schedule = torch.optim.lr_scheduler.StepLR(optimizer, 2, 0.5)
+    g = torch.Generator().manual_seed(6)
+    with nanscope.record(model, path, optimizer=optimizer, overwrite=True) as rec:
+        for step in range(steps):
+            batch = {"x": torch.randn(5, 6, 8, generator=g), "y": torch.randint(0, 4, (5, 6), generator=g)}
+            if step == bad[0]:
+                batch["x"][3, bad[1], 1] = float("inf")
+            optimizer.zero_grad()
+            loss = tagger_loss(model, batch)
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            rec.step(loss, samples=[6 * step + r for r in range(6)], batch=batch)

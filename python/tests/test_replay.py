@@ -182,3 +182,17 @@ def test_a_capsule_too_large_for_the_file_is_written_beside_it(tmp_path: Path,
     beside.unlink()  # the run file travelled alone
     with pytest.raises(nanscope.CapsuleError, match="kept beside the file"):
         nanscope.replay(str(path), model, optimizer, loops.compute_loss)
+
+
+def test_a_time_first_dict_batch_names_its_sequence(tmp_path: Path) -> None:
+    """A dict batch, time first, two parameter groups under a schedule: the bad sequence is found
+    along the batch's dimension (1), and the replay starts from the rates the schedule had set."""
+    path = tmp_path / "tagger.nsrun"
+    loops.record_tagger(str(path), steps=6, bad=(4, 2))
+    model, optimizer = loops.build_tagger()
+    r = nanscope.replay(str(path), model, optimizer, loops.tagger_loss)
+    assert r.step == 4 and r.reproduced, r.differs
+    assert r.samples == [6 * 4 + 2]
+    assert {w.change: w.finite for w in r.what_if}[f"without samples {6 * 4 + 2}"] is True
+    assert capsule_meta(path, 4)["failing"]["lrs"] == [[3e-3 * 0.25, 1e-3 * 0.25]]
+    assert not any("do not end in the weights" in n for n in r.notes)  # the ring reached step 4 exactly
