@@ -2,6 +2,7 @@
 
 #include "cli_args.h"
 #include "job_verdict.h"
+#include "nanscope/capsule.h"
 #include "nanscope/job_folder.h"
 #include "run_printer.h"
 #include "nanscope/recorded_run.h"
@@ -103,6 +104,19 @@ void ProgressLine::stepRecorded(const StepRecordPtr &record)
     d_->printed = true;
 }
 
+// The capsules a file keeps, after its summary (in the text report only: `--json` stays the one
+// summary object): what `nanscope replay` can compute again, or, for a Python run, show.
+static void printCapsules(const std::vector<CapsuleEntry> &capsules, std::ostream &out)
+{
+    for (const CapsuleEntry &c : capsules) {
+        out << "capsule: step " << c.step << " (" << c.reason << "), " << std::fixed << std::setprecision(1)
+            << double(c.bytes) / 1024.0 << " KiB" << std::defaultfloat;
+        if (c.snapshotStep >= 0)
+            out << ", from the checked-finite state of step " << c.snapshotStep;
+        out << " (nanscope replay)\n";
+    }
+}
+
 // One file's report; `summary`, when given, gets its {"type": "summary", ...} line.
 int reportFile(const std::string &path, bool json, std::ostream &out, std::ostream &err,
                nlohmann::ordered_json *summary = nullptr);
@@ -173,6 +187,8 @@ int reportFile(const std::string &path, bool json, std::ostream &out, std::ostre
     const RunSummary s = printer.summary();
     if (summary)
         *summary = printer.summaryLine();
+    if (!json)
+        printCapsules(runFileCapsules(path), out);
     if (!s.error.empty()) {
         err << "nanscope: " << s.error << '\n';
         return 1;

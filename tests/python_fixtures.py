@@ -16,7 +16,8 @@ OUTDIR receives:
 
 The files below are torch.jit.script models; the inputs named are what a run feeds them.
   lstm_lm.pt               Embedding(50,16) -> LSTM(16,20) -> Linear(20,50) over int64 token ids
-                           [B,12]; lstm_tokens.pt holds [64,12] ids in [0,50).
+                           [B,12]; lstm_tokens.pt holds [64,12] ids in [0,50), each row
+                           counting up by 3 from a random start (mod 50): learnable.
   lstm_lm.shapes           numel of the lstm's output, h and c for an [8,12] batch, one a line.
   masked_attention.pt      inp -> attn (MaskedAttention: q,k,v) -> out on [8,5,8]. Query row 0
                            masks every key, so masked_fill makes -Inf and softmax makes the NaN.
@@ -261,7 +262,12 @@ def write_fixtures(out):
     torch.manual_seed(2)
     lstm = LstmLM()
     torch.jit.script(lstm).save(os.path.join(out, "lstm_lm.pt"))
-    torch.save(torch.randint(50, (64, 12)), os.path.join(out, "lstm_tokens.pt"))
+    # A language to learn: each sequence counts up by 3 from a random start (mod 50), so the next
+    # token follows from the current one and the loss can fall well below log(50).
+    # (Drawn as a [64,12] block, of which the first column starts each row, so that the models
+    # below draw the same numbers as before.)
+    starts = torch.randint(50, (64, 12))[:, :1]
+    torch.save((starts + 3 * torch.arange(12)) % 50, os.path.join(out, "lstm_tokens.pt"))
     with torch.no_grad():
         output, (h, c) = lstm.lstm(lstm.embed(torch.randint(50, (8, 12))))
     write_lines(os.path.join(out, "lstm_lm.shapes"), [t.numel() for t in (output, h, c)])

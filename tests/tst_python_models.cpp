@@ -199,17 +199,26 @@ void TestPythonModels::languageModelTrainsOnTokenFile()
     config.modelPath = fixture("lstm_lm.pt");
     config.inputsPath = fixture("lstm_tokens.pt");
     config.inputShape = {8};  // the batch
-    config.steps = 12;
+    config.steps = 24;
+    config.optimizer.kind = OptimizerKind::Adam;
+    Controls controls = defaultControls(config);
+    controls.learningRate = 0.03;
+    config.controls = controls;
     const auto run = runToEnd(config);
     QVERIFY2(run->summary.error.empty(), run->summary.error.c_str());
-    QCOMPARE(run->summary.stepsRun, 12);
+    QCOMPARE(run->summary.stepsRun, 24);
     for (const StepRecordPtr &r : run->records) {
         QVERIFY(std::isfinite(r->loss));
         QVERIFY(r->layers[2].grad.present);  // lstm, after the root and embed
     }
-    // Next-token targets over 50 random ids: the loss of an untrained model is near log(50) = 3.9.
-    for (const StepRecordPtr &r : run->records)
-        QVERIFY2(std::abs(r->loss - std::log(50.0)) < 0.3, qPrintable(QString::number(r->loss)));
+    // Next-token targets: an untrained model's loss is near log(50) = 3.9; the token file counts up
+    // by 3, which Adam learns within these steps (a Python loop of the same model reaches 0.6).
+    const double first = run->records.front()->loss;
+    double last = 0;
+    for (std::size_t i = run->records.size() - 4; i < run->records.size(); ++i)
+        last += run->records[i]->loss / 4;
+    QVERIFY2(std::abs(first - std::log(50.0)) < 0.3, qPrintable(QString::number(first)));
+    QVERIFY2(last < first - 1.5, qPrintable(QStringLiteral("%1 -> %2").arg(first).arg(last)));
 }
 
 void TestPythonModels::nextTokenOfASequence()

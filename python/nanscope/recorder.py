@@ -86,7 +86,6 @@ class Recorder:
                                 self.flush, float(pause_timeout), pause_default)
         # The dataset indices of rows seen non-finite (named by `samples`), for the loader to leave out.
         self.quarantined: Set[int] = set()
-        self._stopped_by_policy = False
         # Steering may turn a guard on later: its decision point is then in place from the start
         # (it reads nothing while the policy is "record").
         guarded = bool(optimizers) and (self._guard.active or steer)
@@ -107,12 +106,9 @@ class Recorder:
         self._writer: Optional[RunFileWriter] = None
         self._keeper: Optional[LayerKeeper] = None
         # The summary's tally, kept as the C++ StepTally keeps it.
-        self._tally = StepTally(len(self.layers))
+        self._tally = StepTally(len(self.layers),
+                                float(optimizer.param_groups[0]["lr"]) if optimizer is not None else 0.0)
         self._previous_params_finite = True
-        self._final_lr = float(optimizer.param_groups[0]["lr"]) if optimizer is not None else 0.0
-        self._final_scale = 1.0
-        self._final_finite = True
-        self._precision = "fp32"
         try:
             self._open(model, optimizer, scaler, script, policy, overwrite, steer)
         except (OSError, WriteError, sqlite3.Error) as e:
@@ -148,7 +144,7 @@ class Recorder:
             scaler=scaler, ops=self._probe.ops, batch_dim=self._batch_dim, policy=self._guard.policy,
             max_rollbacks=self._guard.max_rollbacks, run_id=self.run_id, steerable=steer,
             not_measured=[{"layer": path, "why": why.text()} for path, why in self._probe.not_measured],
-            learning_rate=self._final_lr, keep=self._keeper.keep_json()), self.layers)
+            learning_rate=self._tally.final_lr, keep=self._keeper.keep_json()), self.layers)
         self._events.add("info", 0, -1, Message("python-recording", [self.name, device, torch.__version__,
                                                                optimizer_label(optimizer)]))
         for path, why in self._probe.not_measured:
@@ -307,10 +303,7 @@ class Recorder:
         self._keeper.step(row, facts, m.layers, holds_nonfinite)
         first = self._tally.add(origin, failed, skipped, bool(overflow), m.step_ms, m.layers, quarantined,
                                 rolled_back)
-        self._final_lr = m.learning_rate
-        self._final_scale = m.loss_scale
-        self._final_finite = params_finite
-        self._precision = m.precision
+        self._tally.last(m.learning_rate, m.loss_scale, params_finite, m.precision)
         if first:
             self._events.add("first-nonfinite", step, origin.layer, origin.explanation, origin)
         if self._capsules is not None:
@@ -330,12 +323,12 @@ class Recorder:
                                                m.loss_scaling, m.loss_scale, failed):
             self._events.add("warning", step, layer, said)
         if decision is not None and decision.action == "stop":
-            self._stopped_by_policy = True
+            self._tally.stopped_by_policy = True
             asked = decision.paused.request if decision.paused is not None else ""
             return Stopped(f"nanscope: stopped at step {step} by {'request ' + asked if asked else 'pause_default'}: "
                            "the update of the paused step was not applied, and the run file is closed", step)
         if decision is not None and decision.action == "raise":
-            self._stopped_by_policy = True
+            self._tally.stopped_by_policy = True
             o = fmt.keyed(fmt.ORIGIN_KEYS, origin.json(), "origin") if origin.valid() else None
             reason = decision.why or "on_nonfinite='raise'"
             return NonFiniteError(f"nanscope: step {step}: the gradients were not finite, so the update was not "
@@ -366,31 +359,7 @@ class Recorder:
 
     def summary(self) -> Dict[str, Any]:
         """The run's summary so far, with the keys and in the order run files and ``--json`` use."""
-        t = self._tally
-        o = t.first_origin
-        values = {
-            "source": self.name,
-            "steps_run": t.steps,
-            "finished": True,
-            "error": None,
-            "first_nonfinite_step": o.step if o else None,
-            "origin": fmt.keyed(fmt.ORIGIN_KEYS, o.json(), "origin") if o else None,
-            "nonfinite_steps": t.nonfinite_steps,
-            "nonfinite_steps_per_layer": {l.path: n for l, n in zip(self.layers, t.per_layer) if n},
-            "quarantined_samples": t.quarantined_samples(),
-            "rollbacks": t.rollbacks,
-            "skipped_steps": t.skipped_steps,
-            "scaler_skipped_steps": t.scaler_skipped_steps,
-            "final_loss_scale": fmt.number_json(self._final_scale),
-            "precision": self._precision,
-            "optimizer": optimizer_label(self._optimizer),
-            "final_learning_rate": fmt.number_json(self._final_lr),
-            "steps_per_second": t.steps_per_second(),
-            "stopped_by_policy": self._stopped_by_policy,
-            "final_state_finite": self._final_finite,
-            "challenge": None,  # challenges belong to NaNScope's own scenarios
-        }
-        return fmt.keyed(fmt.SUMMARY_KEYS, values, "summary")
+        return self._tally.summary(self.name, self.layers, optimizer_label(self._optimizer))
 
     def flush(self) -> None:
         """Returns once every step recorded so far is committed to the file, with the chunk being

@@ -67,6 +67,7 @@ def test_a_bad_sample_is_named_in_a_second_process_and_the_step_without_it_is_fi
     assert cpp["origin"]["phase"] == "input"
     assert {w["change"]: w["finite"] for w in cpp["what_if"]} == changes
     assert "computed by nanscope.replay" in run_cli("replay", str(path)).stdout
+    assert "capsule: step 0 (first-non-finite)" in run_cli("report", str(path)).stdout
 
 
 def test_a_divergence_is_kept_finite_by_the_smaller_rate_from_the_ring(tmp_path: Path) -> None:
@@ -177,6 +178,9 @@ def test_a_capsule_too_large_for_the_file_is_written_beside_it(tmp_path: Path,
         assert db.execute("SELECT length(state), bytes > ? FROM capsules", (meta["state_bytes"],)).fetchone() == (0, 1)
         said = db.execute("SELECT text FROM events WHERE text LIKE 'capsule of step 0%'").fetchone()[0]
     assert f"written beside it as {beside.name}" in said
+    listed = [line for line in run_cli("report", str(path)).stdout.splitlines() if line.startswith("capsule:")]
+    assert len(listed) == 1 and listed[0].startswith("capsule: step 0 (first-non-finite), ")
+    assert float(listed[0].split(", ")[1].split()[0]) * 1024 > meta["state_bytes"]  # the state beside counted
     model, optimizer = loops.build_model()
     assert nanscope.replay(str(path), model, optimizer, loops.compute_loss).samples == [loops.BAD_ROW]
     beside.unlink()  # the run file travelled alone
