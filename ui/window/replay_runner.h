@@ -1,17 +1,14 @@
 #pragma once
-// Runs `replayCapsule()` on a thread of its own, so the window stays live while a step is
-// computed again, bisected and tried with changes. One replay at a time; destroying the runner
-// cancels a replay under way and waits for its current computation to end. Each replay has a
-// number: once cancel() is called (another run is shown), what the old replay still reports is
-// dropped, as the controller drops a replaced run's records.
+// Runs `replayCapsule()` on a BackgroundJob, so the window stays live while a step is computed
+// again, bisected and tried with changes. One replay at a time; destroying the runner cancels a
+// replay under way and waits for its current computation to end. Once cancel() is called (another
+// run is shown), what the old replay still reports is dropped, as the controller drops a replaced
+// run's records.
 #include "nanscope/replay.h"
+#include "window/background_job.h"
 
 #include <QObject>
 #include <QString>
-
-#include <atomic>
-#include <functional>
-#include <thread>
 
 namespace nanscope {
 
@@ -19,13 +16,12 @@ class ReplayRunner final : public QObject {
     Q_OBJECT
 public:
     explicit ReplayRunner(QObject *parent = nullptr);
-    ~ReplayRunner() override;
 
     // False while a replay is under way. `step` -1: the capsule replay chooses.
     bool start(const QString &runFile, int step);
     // Stops the replay under way without waiting; it reports nothing more.
-    void cancel();
-    bool running() const { return running_; }
+    void cancel() { job_.cancel(); }
+    bool running() const { return job_.running(); }
 
 Q_SIGNALS:
     void progress(const QString &what);
@@ -35,14 +31,7 @@ Q_SIGNALS:
     void discarded();
 
 private:
-    void join();
-    // Posts `report` to the GUI thread if replay `number` is still the current one.
-    void deliver(int number, const std::function<void()> &report);
-
-    std::thread thread_;
-    std::atomic<bool> cancel_{false};
-    bool running_ = false;
-    int number_ = 0;  // the current replay's; GUI thread only
+    BackgroundJob job_;  // the last member: destroyed (cancelled, waited for) first
 };
 
 }  // namespace nanscope

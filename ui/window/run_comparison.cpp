@@ -36,18 +36,6 @@ std::shared_ptr<const RunStore> storeOf(const RunFile &file)
 
 RunComparison::RunComparison(QObject *parent) : QObject(parent) {}
 
-RunComparison::~RunComparison()
-{
-    ++number_;
-    join();
-}
-
-void RunComparison::join()
-{
-    if (thread_.joinable())
-        thread_.join();
-}
-
 void RunComparison::open(const QString &other, const QString &current) { start(other, current, true); }
 
 void RunComparison::compareAgain(const QString &current)
@@ -60,7 +48,7 @@ void RunComparison::compareAgain(const QString &current)
 
 void RunComparison::close()
 {
-    ++number_;
+    job_.cancel();
     loading_ = false;
     again_.clear();
     const bool was = shown();
@@ -73,14 +61,11 @@ void RunComparison::close()
 
 void RunComparison::start(const QString &other, const QString &current, bool withStore)
 {
-    join();  // a read of a dropped comparison finishes first; its delivery is dropped
-    const int number = ++number_;
     loading_ = true;
-    const std::string otherPath = other.toStdString(), currentPath = current.toStdString();
-    thread_ = std::thread([this, number, other, otherPath, currentPath, withStore] {
+    job_.start([this, other, otherPath = other.toStdString(), currentPath = current.toStdString(),
+                withStore](const std::atomic<bool> &, const BackgroundJob::Post &) -> BackgroundJob::Delivery {
         std::shared_ptr<const RunStore> store;
         std::optional<RunDiff> diff;
-        QString error;
         try {
             const RunFile b(otherPath);
             if (withStore)
@@ -91,31 +76,25 @@ void RunComparison::start(const QString &other, const QString &current, bool wit
             } catch (const RunFileError &) {
             }
         } catch (const std::exception &e) {
-            error = QString::fromStdString(e.what());
-        }
-        QMetaObject::invokeMethod(
-            this,
-            [this, number, other, store, diff, error, withStore] {
-                if (number != number_)
-                    return;
+            return [this, error = QString::fromStdString(e.what())] {
                 loading_ = false;
-                if (!error.isEmpty()) {
-                    again_.clear();
-                    Q_EMIT failed(error);
-                    return;
-                }
-                if (withStore) {
-                    otherPath_ = other;
-                    store_ = store;
-                }
-                diff_ = diff;
-                Q_EMIT shownChanged();
-                if (!again_.isEmpty()) {  // the window's run ended while this was read
-                    const QString current = std::exchange(again_, QString());
-                    start(otherPath_, current, false);
-                }
-            },
-            Qt::QueuedConnection);
+                again_.clear();
+                Q_EMIT failed(error);
+            };
+        }
+        return [this, other, store, diff, withStore] {
+            loading_ = false;
+            if (withStore) {
+                otherPath_ = other;
+                store_ = store;
+            }
+            diff_ = diff;
+            Q_EMIT shownChanged();
+            if (!again_.isEmpty()) {  // the window's run ended while this was read
+                const QString current = std::exchange(again_, QString());
+                start(otherPath_, current, false);
+            }
+        };
     });
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// A second run shown beside the window's own (File › Compare with…): its file read on a thread of
-// its own into a RunStore for the plots, and compared with the window's run file (diffRuns) for
-// the comparison panel, so the window never waits for a long file. One comparison at a time; a
-// newer open() or close() drops what an older read still delivers.
+// A second run shown beside the window's own (File › Compare with…): its file read on a
+// BackgroundJob into a RunStore for the plots, and compared with the window's run file (diffRuns)
+// for the comparison panel, so the window never waits for a long file. One comparison at a time;
+// a newer open() or close() drops what an older read still delivers.
 #include "run/run_store.h"
+#include "window/background_job.h"
 
 #include "nanscope/run_diff.h"
 
@@ -12,7 +13,6 @@
 
 #include <memory>
 #include <optional>
-#include <thread>
 
 namespace nanscope {
 
@@ -20,7 +20,6 @@ class RunComparison final : public QObject {
     Q_OBJECT
 public:
     explicit RunComparison(QObject *parent = nullptr);
-    ~RunComparison() override;  // waits for a read under way
 
     // Reads `other`; `current` (empty for a run not in a file) is compared with it.
     void open(const QString &other, const QString &current);
@@ -42,15 +41,13 @@ Q_SIGNALS:
 
 private:
     void start(const QString &other, const QString &current, bool withStore);
-    void join();
 
-    std::thread thread_;
-    int number_ = 0;  // the current read's; GUI thread only
     bool loading_ = false;
     QString otherPath_;
     QString again_;  // the run file to compare again once the read under way is delivered
     std::shared_ptr<const RunStore> store_;  // made on the worker, handed over whole
     std::optional<RunDiff> diff_;
+    BackgroundJob job_;  // the last member: destroyed (cancelled, waited for) first
 };
 
 }  // namespace nanscope

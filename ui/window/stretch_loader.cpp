@@ -6,18 +6,6 @@ namespace nanscope {
 
 StretchLoader::StretchLoader(QObject *parent) : QObject(parent) {}
 
-StretchLoader::~StretchLoader()
-{
-    ++number_;
-    join();
-}
-
-void StretchLoader::join()
-{
-    if (thread_.joinable())
-        thread_.join();
-}
-
 bool StretchLoader::wants(int first, int last) const
 {
     return first == wantFirst_ && last == wantLast_ && (loading_ || store_);
@@ -25,7 +13,7 @@ bool StretchLoader::wants(int first, int last) const
 
 void StretchLoader::clear()
 {
-    ++number_;
+    job_.cancel();
     loading_ = false;
     wantFirst_ = wantLast_ = first_ = last_ = -1;
     store_.reset();
@@ -33,40 +21,30 @@ void StretchLoader::clear()
 
 void StretchLoader::request(const QString &path, std::shared_ptr<RunStore> store, int first, int last)
 {
-    const int number = ++number_;
-    join();  // cancelled at its next read
     loading_ = true;
     wantFirst_ = first;
     wantLast_ = last;
     const StretchLevel level = stretchLevel(last - first + 1, store->layers().size());
-    thread_ = std::thread([this, number, path = path.toStdString(), store = std::move(store), first, last, level] {
-        QString error;
-        bool done = false;
+    job_.start([this, path = path.toStdString(), store = std::move(store), first, last, level](
+                   const std::atomic<bool> &cancelled, const BackgroundJob::Post &) -> BackgroundJob::Delivery {
         try {
             const RunFile file(path);
-            done = readStretch(file, *store, first, last, level, [this, number] { return number != number_; });
+            if (!readStretch(file, *store, first, last, level, [&cancelled] { return cancelled.load(); }))
+                return {};  // cancelled
         } catch (const std::exception &e) {
-            error = QString::fromStdString(e.what());
-        }
-        if (!done && error.isEmpty())
-            return;  // cancelled
-        QMetaObject::invokeMethod(
-            this,
-            [this, number, store, first, last, level, error] {
-                if (number != number_)
-                    return;
+            return [this, error = QString::fromStdString(e.what())] {
                 loading_ = false;
-                if (!error.isEmpty()) {
-                    Q_EMIT failed(error);
-                    return;
-                }
-                store_ = store;
-                first_ = first;
-                last_ = last;
-                level_ = level;
-                Q_EMIT loaded();
-            },
-            Qt::QueuedConnection);
+                Q_EMIT failed(error);
+            };
+        }
+        return [this, store, first, last, level] {
+            loading_ = false;
+            store_ = store;
+            first_ = first;
+            last_ = last;
+            level_ = level;
+            Q_EMIT loaded();
+        };
     });
 }
 
