@@ -2,7 +2,7 @@
 
 #include "cli_args.h"
 #include "job_verdict.h"
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/job_folder.h"
 #include "run_printer.h"
 #include "nanscope/recorded_run.h"

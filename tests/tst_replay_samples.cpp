@@ -6,7 +6,7 @@
 #include "run_file_helpers.h"
 #include "torchscript_fixtures.h"
 
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/replay.h"
 #include "replay/sample_bisect.h"
 

@@ -7,7 +7,7 @@
 #include "window/main_window.h"
 #include "window/replay_runner.h"
 
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/run_file.h"
 
 #include "python_with_torch.h"

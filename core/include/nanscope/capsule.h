@@ -2,7 +2,7 @@
 // A capsule: everything needed to compute one step of a run again, anywhere (`nanscope replay`).
 // The session makes one of the first step that turns non-finite and of each step the user asks
 // for; observers receive it serialized, so no LibTorch type crosses this header. Run files keep
-// capsules in their `capsules` table (docs/run-file.md).
+// capsules in their `capsules` table (docs/run-file.md), which capsule_file.h reads.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,14 +28,6 @@ struct CapsuleEntry {
     std::int64_t bytes = 0;
     std::string modelSha256;  // a model run's embedded model file, empty for a scenario
 };
-
-// The capsules of run file `path`, in step order: none in a file written before capsules existed.
-// Throws RunFileError when the file cannot be read.
-std::vector<CapsuleEntry> runFileCapsules(const std::string &path);
-// The capsule of `step`. Throws RunFileError when the file has none at that step, naming those it has.
-CapsuleBlob readCapsule(const std::string &path, int step);
-// The bytes of the file embedded in run file `path` under `sha256`; empty when there is none.
-std::string readEmbeddedFile(const std::string &path, const std::string &sha256);
 
 // "first-non-finite", "asked", "fault"
 constexpr const char *kCapsuleFirstNonFinite = "first-non-finite";

@@ -1,5 +1,5 @@
 // Reading capsules and embedded files from a run file (the `capsules` and `embedded_files` tables).
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 
 #include "nanscope/run_file.h"
 #include "record/sqlite_db.h"

@@ -1,6 +1,6 @@
 #include "nanscope/job_folder.h"
 
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/run_file.h"
 
 #include <algorithm>

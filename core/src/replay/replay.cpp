@@ -1,7 +1,7 @@
 // replayCapsule(): the verdict, the op-level origin, the samples and the what-ifs of one capsule.
 #include "nanscope/replay.h"
 
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/precision.h"
 #include "nanscope/run_file.h"
 #include "model/torchscript_loader.h"

@@ -1,6 +1,6 @@
 #include "replay/replayer.h"
 
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/precision.h"
 #include "nanscope/run_recorder.h"
 #include "model/torchscript_loader.h"

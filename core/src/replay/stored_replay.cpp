@@ -4,7 +4,7 @@
 // `nanscope replay` and the window's Replay this step show a Python run's replay as their own.
 #include "nanscope/replay.h"
 
-#include "nanscope/capsule.h"
+#include "nanscope/capsule_file.h"
 #include "nanscope/run_file.h"
 #include "nanscope/run_json.h"
 #include "record/run_file_json.h"
