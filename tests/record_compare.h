@@ -50,8 +50,9 @@ inline QString diffHealth(const char *what, const TensorHealth &a, const TensorH
 inline QString diffOrigin(const Origin &a, const Origin &b)
 {
     if (a.step != b.step || a.phase != b.phase || a.layer != b.layer || a.layerPath != b.layerPath || a.op != b.op ||
-        a.source != b.source || a.produced != b.produced || a.explanation != b.explanation)
-        return QString("origin: live %1 %2 %3 '%4' %5, read %6 %7 %8 '%9' %10")
+        a.source != b.source || a.produced != b.produced || a.explanation != b.explanation || a.call != b.call ||
+        a.calls != b.calls)
+        return QString("origin: live %1 %2 %3 '%4' %5 (call %11 of %12), read %6 %7 %8 '%9' %10 (call %13 of %14)")
             .arg(a.step)
             .arg(phaseName(a.phase))
             .arg(a.layer)
@@ -61,7 +62,11 @@ inline QString diffOrigin(const Origin &a, const Origin &b)
             .arg(phaseName(b.phase))
             .arg(b.layer)
             .arg(QString::fromStdString(b.op))
-            .arg(QString::fromStdString(b.explanation));
+            .arg(QString::fromStdString(b.explanation))
+            .arg(a.call)
+            .arg(a.calls)
+            .arg(b.call)
+            .arg(b.calls);
     return {};
 }
 

@@ -287,6 +287,8 @@ void TestRunFile::nonFiniteValuesRoundTrip()
             r->origin.op = "SqrtBackward0";
             r->origin.produced = true;
             r->origin.explanation = "sqrt's gradient at 0, with a comma, and \"quotes\"";
+            r->origin.call = 2;  // of a layer that ran three times (format version 4)
+            r->origin.calls = 3;
             r->badSamples = {3, 9};
             r->quarantined = {9};
             r->overflowLayers = {1};

@@ -287,6 +287,8 @@ class Recorder:
             "origin_op": origin.op or None, "origin_source": origin.source or None,
             "origin_produced": int(origin.produced) if origin.valid() else None,
             "origin_explanation": origin.explanation or None,
+            "origin_call": origin.call if origin.valid() and origin.calls > 1 else None,
+            "origin_calls": origin.calls if origin.valid() and origin.calls > 1 else None,
             **health_columns("input", m.input_health), **health_columns("loss", m.loss_health),
             "bad_samples": index_list(bad), "quarantined": index_list(quarantined), "zeroed_gradients": 0,
             "overflow_layers": index_list(overflow), "precision": m.precision,

@@ -5,6 +5,8 @@ micro-batch, a time-first batch, and validation passes between steps."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
@@ -136,6 +138,10 @@ def test_the_origin_is_the_first_call_that_made_it(tmp_path: Path, case: str) ->
         assert " call " not in s["origin"]["explanation"]
     if case == "cell-in-a-loop":
         assert truth[1:] == (50, 60)  # the set-up's own arithmetic: 6^49 < 3.4e38 < 6^50
+    # The step's row keeps the call (format version 4), NULL for a layer that ran once.
+    with sqlite3.connect(f"file:{tmp_path / 'run.nsrun'}?mode=ro", uri=True) as db:
+        kept = db.execute("SELECT origin_call, origin_calls FROM steps WHERE step = 0").fetchone()
+    assert kept == (truth[1:] if truth[2] > 1 else (None, None))
 
 
 def test_accumulation_names_the_bad_row_of_a_later_micro_batch(tmp_path: Path) -> None:

@@ -16,8 +16,9 @@ namespace nanscope {
 
 // The format this NaNScope writes, and the newest it reads; it reads every earlier one too.
 // 2: steps.precision, the summary's per-layer counts by path; 3: steps.layer_detail and run.keep,
-// a file that keeps some steps' layer rows only (docs/run-file.md, "Versioning").
-constexpr int kRunFileFormatVersion = 3;
+// a file that keeps some steps' layer rows only (docs/run-file.md, "Versioning"); 4:
+// steps.origin_call and origin_calls (the call of a layer that ran several times).
+constexpr int kRunFileFormatVersion = 4;
 constexpr const char *kRunFileExtension = ".nsrun";
 
 // One line naming the file and the cause: "run.nsrun: not a NaNScope run file".

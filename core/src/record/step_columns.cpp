@@ -122,6 +122,22 @@ void addHealth(std::vector<StepColumn> &c, const std::string &prefix, TensorHeal
                  {}});
 }
 
+// An origin's call number (call or calls) when its layer ran more than once that step, else NULL.
+StepColumn originCall(const char *name, int Origin::*m)
+{
+    return {name, "INTEGER", 4,
+            [m](Statement &s, int i, const StepRecord &r) {
+                if (r.origin.valid() && r.origin.calls > 1)
+                    s.bind(i, r.origin.*m);
+                else
+                    s.bindNull(i);
+            },
+            [m](const Statement &s, int i, StepRecord &r, const StepReadContext &) {
+                r.origin.*m = s.isNull(i) ? 0 : int(s.integer(i));
+            },
+            {}};
+}
+
 std::vector<StepColumn> makeStepColumns()
 {
     std::vector<StepColumn> c;
@@ -213,6 +229,10 @@ std::vector<StepColumn> makeStepColumns()
                      r.layerDetail = layerDetailFromId(s.text(i));
                  },
                  [](const StepRecord &r, const std::vector<Layer> &) { return std::string(layerDetailId(r.layerDetail)); }});
+    // Version 4: the call of the origin's layer that made the value, of how many that step (NULL:
+    // the layer ran once, or no origin), so a file's origin names "call 50 of 60" as a live run's.
+    c.push_back(originCall("origin_call", &Origin::call));
+    c.push_back(originCall("origin_calls", &Origin::calls));
     return c;
 }
 
