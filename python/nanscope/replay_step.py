@@ -120,7 +120,7 @@ class StepRunner:
         try:
             loss = self._loss(self.batch_on_device(step.batch if batch is None else batch), fp32)
             scaling = self.capsule.loss_scaling and step.loss_scale != 1.0
-            (loss * step.loss_scale if scaling else loss).backward()
+            _backward(loss * step.loss_scale if scaling else loss)
             grads = [p.grad for p in self.model.parameters() if p.grad is not None and p.grad.is_floating_point()]
             if scaling and grads:  # as GradScaler.unscale_: the gradients times the scale's reciprocal
                 torch._foreach_mul_(grads, 1.0 / step.loss_scale)
@@ -129,7 +129,7 @@ class StepRunner:
                 for o in self.optimizers:
                     if probe is None and clip is not None:
                         clip_gradients(o, gradient_norms(o), clip)
-                    o.step()
+                    _update(o)
             measures = probe.finish(loss.detach().float()) if probe is not None else None
         finally:
             if probe is not None:
@@ -162,6 +162,24 @@ class StepRunner:
             if not self.run(s, lr_factor=lr_factor, lr=lr, clip=clip).finite_with_update:
                 return s.step
         return None
+
+
+def _backward(loss: torch.Tensor) -> None:
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        raise ReplayError(f"the loss compute_loss returned cannot be backpropagated ({str(e).splitlines()[0]}): "
+                          "compute_loss must build it from the model's outputs with autograd on, as the loop "
+                          "does") from e
+
+
+def _update(optimizer: torch.optim.Optimizer) -> None:
+    try:
+        optimizer.step()
+    except (RuntimeError, TypeError) as e:
+        raise ReplayError(f"the optimizer's step failed ({type(e).__name__}: {str(e).splitlines()[0]}): replay "
+                          "calls optimizer.step() without arguments (an optimizer that needs a closure, such as "
+                          "LBFGS, is not replayed)") from e
 
 
 def batch_rows(batch: Any, rows: int, dim: int) -> int:

@@ -133,20 +133,25 @@ def test_a_capsule_replays_while_its_loop_still_records(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", ["another model", "no capsule", "compute_loss raises", "newer format",
-                                  "without batch"])
+                                  "without batch", "a loss without autograd"])
 def test_bad_input_gets_one_clear_message_and_changes_nothing(tmp_path: Path, case: str) -> None:
     path = tmp_path / "run.nsrun"
     model, optimizer = loops.build_model()
     loops.record(str(path), model, optimizer, steps=2, capsules=case != "no capsule",
                  batch_given=case != "without batch")
     model, optimizer = loops.build_model()
-    compute = loops.compute_loss
+
+    def raising(model: torch.nn.Module, batch: Any) -> torch.Tensor:
+        raise KeyError("label")
+
+    def without_autograd(model: torch.nn.Module, batch: Any) -> torch.Tensor:
+        with torch.no_grad():
+            return loops.compute_loss(model, batch)
+    compute = {"compute_loss raises": raising, "a loss without autograd": without_autograd}.get(case,
+                                                                                               loops.compute_loss)
     if case == "another model":
         model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Dropout(0.2),
                                     torch.nn.Linear(32, 1))
-    if case == "compute_loss raises":
-        def compute(model: torch.nn.Module, batch: Any) -> torch.Tensor:
-            raise KeyError("label")
     if case == "newer format":
         with sqlite3.connect(path) as db:
             db.execute("UPDATE capsules SET meta = json_set(meta, '$.format', 2)")
@@ -158,7 +163,8 @@ def test_bad_input_gets_one_clear_message_and_changes_nothing(tmp_path: Path, ca
     expected = {"another model": (nanscope.ReplayError, "parameter '0.weight' has shape [32, 8], the capsule's [16, 8]"),
                 "no capsule": (nanscope.CapsuleError, "holds no capsule"),
                 "compute_loss raises": (nanscope.ReplayError, "KeyError: 'label'"),
-                "newer format": (nanscope.CapsuleError, "newer format (2")}[case]
+                "newer format": (nanscope.CapsuleError, "newer format (2"),
+                "a loss without autograd": (nanscope.ReplayError, "cannot be backpropagated")}[case]
     with pytest.raises(expected[0]) as raised:
         nanscope.replay(str(path), model, optimizer, compute)
     assert expected[1] in str(raised.value)
