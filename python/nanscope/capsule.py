@@ -162,7 +162,8 @@ def choose_step(path: str, asked: Optional[int]) -> int:
     entries = capsule_steps(path)
     if not entries:
         raise CapsuleError(f"{path}: holds no capsule (the recorder keeps one of the first non-finite step, and of "
-                           "the steps named by capsule_at=; capsules=False keeps none)")
+                           "the steps named by capsule_at=, when it is given the optimizer; capsules=False keeps "
+                           "none)")
     steps = [s for s, _, _ in entries]
     if asked is not None:
         if asked not in steps:

@@ -1,6 +1,8 @@
 """Which rows of a failing step's batch alone make it non-finite: the batch bisected along its
 rows' dimension (the one the recorder names bad rows along), each half computed again from the
-step's state, down to single rows. Rows are named by dataset index (the step's ``samples``)."""
+step's state, down to single rows. A part the model cannot take alone (a BatchNorm in training
+mode given one row) is computed with a row known finite beside it. Rows are named by dataset index
+(the step's ``samples``)."""
 
 from __future__ import annotations
 
@@ -55,17 +57,27 @@ def find_samples(runner: StepRunner, c: Capsule) -> Found:
         return found
     rows, dim = shape
     unclear = [False]
+    good: List[int] = []  # a row of a part that computed finite: company for a part too small alone
 
-    def fails(keep: List[int]) -> Optional[bool]:
+    def attempt(keep: List[int]) -> Optional[bool]:
         if found.replays >= MAX_REPLAYS:
             return None
         found.replays += 1
         runner.restore_step()
         try:
             return runner.run(c.failing, batch=take_rows(c.failing.batch, keep, rows, dim), update=False).failed
-        except ReplayError:  # a part the model cannot take (a BatchNorm given one row): not told
-            unclear[0] = True
+        except ReplayError:  # a part the model cannot take alone (a BatchNorm given one row)
             return None
+
+    def fails(keep: List[int]) -> Optional[bool]:
+        failed = attempt(keep)
+        if failed is None and good and good[0] not in keep:
+            failed = attempt(keep + good[:1])  # with a row known finite beside it
+        if failed is None:
+            unclear[0] = True
+        elif not failed and not good:
+            good.append(keep[0])
+        return failed
 
     def search(part: List[int]) -> List[int]:
         if len(part) == 1:

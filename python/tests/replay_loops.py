@@ -170,3 +170,10 @@ def record_tagger(path: str, steps: int, bad: Tuple[int, int]) -> None:
             optimizer.step()
             schedule.step()
             rec.step(loss, samples=[6 * step + r for r in range(6)], batch=batch)
+
+
+def build_normed() -> Tuple[nn.Module, torch.optim.Optimizer]:
+    """BatchNorm in training mode: a single row cannot go through it alone."""
+    torch.manual_seed(7)
+    model = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1))
+    return model, torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)

@@ -206,3 +206,15 @@ def test_a_time_first_dict_batch_names_its_sequence(tmp_path: Path) -> None:
     assert {w.change: w.finite for w in r.what_if}[f"without samples {6 * 4 + 2}"] is True
     assert capsule_meta(path, 4)["failing"]["lrs"] == [[3e-3 * 0.25, 1e-3 * 0.25]]
     assert not any("do not end in the weights" in n for n in r.notes)  # the ring reached step 4 exactly
+
+
+def test_a_bad_sample_is_named_through_batchnorm(tmp_path: Path) -> None:
+    """BatchNorm in training mode takes no batch of one row, and a NaN row poisons every row's
+    normalisation: the bisection finishes with a finite row beside each candidate."""
+    path = tmp_path / "normed.nsrun"
+    model, optimizer = loops.build_normed()
+    loops.record(str(path), model, optimizer, steps=2)
+    model, optimizer = loops.build_normed()
+    r = nanscope.replay(str(path), model, optimizer, loops.compute_loss)
+    assert r.reproduced and r.samples == [loops.BAD_ROW]
+    assert {w.change: w.finite for w in r.what_if}[f"without samples {loops.BAD_ROW}"] is True

@@ -29,8 +29,8 @@ int chooseStep(const std::string &path, const std::vector<CapsuleEntry> &entries
 {
     if (entries.empty())
         throw RunFileError(path + ": holds no capsule: nanscope.record keeps one of the first non-finite step "
-                                  "(and of the steps named by capsule_at=), unless capsules=False; this loop had "
-                                  "none, or was recorded before capsules existed");
+                                  "(and of the steps named by capsule_at=) when it is given the optimizer, unless "
+                                  "capsules=False; this loop had none, or was recorded before capsules existed");
     if (asked >= 0)
         return asked;
     for (const CapsuleEntry &e : entries)
