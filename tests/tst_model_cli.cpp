@@ -44,7 +44,7 @@ private Q_SLOTS:
     void tensorFiles();
     void wrongTargets();
     void tokenIds();
-    void runTrainsAndSaves();
+    void runSavesAModelThatInspectReadsAgain();
     void runWithRecoveryOnForwardNan();
     void runInEmulatedFp16();
     void benchModel();
@@ -277,7 +277,7 @@ void TestModelCli::tokenIds()
     QVERIFY2(o.err.contains("synthetic ids for input 'x' need a vocabulary size"), qPrintable(o.err));
 }
 
-void TestModelCli::runTrainsAndSaves()
+void TestModelCli::runSavesAModelThatInspectReadsAgain()
 {
     const QString out = file("trained.pt");
     const Output o = run({"run", "--model", model("nested"), "--input-shape", "8x4", "--steps", "5", "--lr", "0.01",

@@ -53,13 +53,13 @@ class TestModelWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase();
-    void droppedModelTrainsUnderItsOwnPaths();
+    void droppedModelRunsAndNamesTheOriginByItsOwnPaths();
     void badFilesAreNamedAndTheWindowWorksOn_data();
     void badFilesAreNamedAndTheWindowWorksOn();
     void onlyModelFilesAreAcceptedAsDrops();
     void weightsNonFiniteAsLoadedAreReported();
     void aWrongInputShapeFailsTheRunWithAMessage();
-    void aModelOfTokenIdsIsOfferedIdsAndTrains();
+    void aModelOfTokenIdsIsOfferedIdsAndRunsOnThem();
     void aModelOfTwoInputsIsAskedForBoth();
     void parsesInputShapes_data();
     void parsesInputShapes();
@@ -81,7 +81,7 @@ void TestModelWindow::initTestCase()
 
 // A model that starts with an Embedding: the dialog offers integer ids of a guessed shape, and the
 // run trains on them (its loss starts near ln 50 with the next tokens as targets).
-void TestModelWindow::aModelOfTokenIdsIsOfferedIdsAndTrains()
+void TestModelWindow::aModelOfTokenIdsIsOfferedIdsAndRunsOnThem()
 {
     MainWindow w;
     w.show();
@@ -134,7 +134,7 @@ void TestModelWindow::aModelOfTwoInputsIsAskedForBoth()
     QCOMPARE(w.recordsShown(), 3);
 }
 
-void TestModelWindow::droppedModelTrainsUnderItsOwnPaths()
+void TestModelWindow::droppedModelRunsAndNamesTheOriginByItsOwnPaths()
 {
     MainWindow w;
     w.show();
