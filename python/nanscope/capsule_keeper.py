@@ -14,7 +14,7 @@ learning-rate and clipping what-ifs run from before a divergence began.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Set
 
 import torch
@@ -63,10 +63,12 @@ class CapsuleKeeper:
         if ring > 0 and self._optimizers:
             self._pending = self._copy(0)
 
-    def begin_step(self) -> None:
-        """A step begins (its first forward): its generators, buffers and autocast as it finds them."""
-        with torch.no_grad():
-            buffers = [b.clone() for _, b in self._named_buffers]
+    def begin_step(self, buffers: Optional[List[torch.Tensor]] = None) -> None:
+        """A step begins (its first forward): its generators, buffers and autocast as it finds them.
+        ``buffers``: copies of them taken already (a guard's), which are never changed."""
+        if buffers is None:
+            with torch.no_grad():
+                buffers = [b.clone() for _, b in self._named_buffers]
         self._begin = _Begin(rng=rng_state(), buffers=buffers, autocast=autocast_state())
 
     def end_step(self, step: int, m: StepMeasures, batch: Any, samples: Optional[List[int]], clip: Optional[float],
@@ -120,8 +122,7 @@ class CapsuleKeeper:
             params[name] = host_copy(weights_before[k] if weights_before is not None and k is not None else p)
         buffers = {name: host_copy(b) for (name, _), b in zip(self._named_buffers, begin.buffers)} \
             if len(begin.buffers) == len(self._named_buffers) else {n: host_copy(b) for n, b in self._named_buffers}
-        failing = RingStep(step=this.step, batch=host_copy(this.batch), rng=portable(this.rng), lrs=this.lrs,
-                           clip=this.clip, loss_scale=this.loss_scale, samples=this.samples)
+        failing = _on_host(this)
         start = self._states[0] if self._states else None
         return Capsule(
             step=this.step, reason=reason, failing=failing, params=params, buffers=buffers, loss=float("nan"),
@@ -130,5 +131,9 @@ class CapsuleKeeper:
             ring_start=start.step if start else None,
             ring_params=start.params if start else {}, ring_buffers=start.buffers if start else {},
             ring_optimizers=start.optimizers if start else [],
-            ring=[RingStep(step=s.step, batch=host_copy(s.batch), rng=portable(s.rng), lrs=s.lrs, clip=s.clip,
-                           loss_scale=s.loss_scale, samples=s.samples) for s in self._ring] if start else [])
+            ring=[_on_host(s) for s in self._ring] if start else [])
+
+
+def _on_host(s: RingStep) -> RingStep:
+    """A step as a capsule stores it: its batch copied to the host, its generators' states portable."""
+    return replace(s, batch=host_copy(s.batch), rng=portable(s.rng))

@@ -124,12 +124,15 @@ class Guard:
     def active(self) -> bool:
         return self.policy != "record"
 
-    def begin_step(self) -> None:
+    def begin_step(self) -> Optional[List[torch.Tensor]]:
         """A step begins: its buffers are kept (a BatchNorm's running statistics change in the
-        forward), so that a step whose update is stopped leaves them as it found them."""
+        forward), so that a step whose update is stopped leaves them as it found them. Returns
+        the copies (None while the guard does not act), which are never changed."""
         if self.active and self._buffers:
             with torch.no_grad():
                 self._buffers_before = [b.clone() for b in self._buffers]
+            return self._buffers_before
+        return None
 
     def decide(self, step: int, optimizer: torch.optim.Optimizer, norms: Sequence[torch.Tensor],
                earlier: Optional[Decision]) -> Optional[Decision]:

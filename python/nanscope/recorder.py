@@ -32,12 +32,9 @@ from .steering import RequestFile
 from .tally import StepTally
 from .retention import KeepPolicy
 from .rows import health_columns, index_list
-from .run_config import optimizer_label
+from .run_config import Optimizers, optimizer_label, optimizer_list
 from .run_header import RunHeader, write_run_header
 from .writer import RunFileWriter, WriteError, create_run_file, refuse_to_replace
-
-
-Optimizers = Union[None, torch.optim.Optimizer, Sequence[torch.optim.Optimizer]]
 
 
 class RecorderClosed(RuntimeError):
@@ -57,7 +54,7 @@ class Recorder:
         if errors not in ("raise", "continue"):
             raise ValueError(f"nanscope.record: errors must be 'raise' or 'continue', not {errors!r}")
         policy = KeepPolicy.parse(keep)
-        optimizers = _optimizers(optimizer)
+        optimizers = optimizer_list(optimizer, "nanscope.record")
         optimizer = optimizers[0] if optimizers else None
         if batch_dim is not None and (not isinstance(batch_dim, int) or batch_dim < 0):
             raise ValueError(f"nanscope.record: batch_dim must be a dimension (0, 1, ...), not {batch_dim!r}")
@@ -209,9 +206,9 @@ class Recorder:
                 self._steerer.requests = None
 
     def _begin_step(self) -> None:
-        self._guard.begin_step()
+        buffers = self._guard.begin_step()
         if self._capsules is not None:
-            self._capsules.begin_step()
+            self._capsules.begin_step(buffers)
 
     def _wait_for_decision(self, step: int) -> Paused:
         return self._steerer.wait(step)
@@ -403,17 +400,6 @@ class Recorder:
     def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
         # An exception in the loop still leaves a finished file that says why it ended.
         self.close(error=f"{kind.__name__}: {value}" if kind is not None else None)
-
-
-def _optimizers(optimizer: Optimizers) -> List[torch.optim.Optimizer]:
-    if optimizer is None:
-        return []
-    many = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
-    for o in many:
-        if not isinstance(o, torch.optim.Optimizer):
-            raise TypeError(f"nanscope.record: optimizer must be a torch.optim.Optimizer (or a list of them), "
-                            f"not {type(o).__name__}")
-    return many
 
 
 def record(model: torch.nn.Module, path: Union[str, "os.PathLike[str]"], optimizer: Optimizers = None,

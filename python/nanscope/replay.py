@@ -18,7 +18,7 @@ import sqlite3
 import struct
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -26,11 +26,9 @@ from . import format as fmt
 from .batch_rows import bad_samples
 from .capsule import Capsule, CapsuleError, choose_step, read_capsule, write_results
 from .origin import Layer, apply_op_origin, explain, find_origin, layers_of
+from .run_config import Optimizers, optimizer_list
 from .replay_samples import find_samples, without_rows
 from .replay_step import ComputeLoss, ReplayError, StepResult, StepRunner
-
-Optimizers = Union[None, torch.optim.Optimizer, Sequence[torch.optim.Optimizer]]
-
 
 @dataclass
 class WhatIf:
@@ -157,12 +155,6 @@ def _check_model(capsule: Capsule, model: torch.nn.Module) -> None:
         raise ReplayError("the model is not the one the capsule was taken from: " + "; ".join(said[:5]) + more)
 
 
-def _optimizers(optimizer: Optimizers) -> List[torch.optim.Optimizer]:
-    if optimizer is None:
-        return []
-    return list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
-
-
 def replay(path: str, model: torch.nn.Module, optimizer: Optimizers = None,
            compute_loss: Optional[ComputeLoss] = None, step: Optional[int] = None,
            what_if: Optional[Dict[str, Any]] = None, samples: bool = True, clip: Optional[float] = None,
@@ -195,11 +187,12 @@ def replay(path: str, model: torch.nn.Module, optimizer: Optimizers = None,
 def _replay(path: str, capsule: Capsule, model: torch.nn.Module, optimizer: Optimizers, compute_loss: ComputeLoss,
             what_if: Optional[Dict[str, Any]], samples: bool, clip: Optional[float],
             say: Callable[[str], None]) -> Replay:
-    runner = StepRunner(capsule, model, _optimizers(optimizer), compute_loss, clip)
+    runner = StepRunner(capsule, model, optimizer_list(optimizer, "nanscope.replay"), compute_loss, clip)
     notes = runner.notes
-    if torch.__version__ != capsule.torch_version:
+    other_torch, other_device = torch.__version__ != capsule.torch_version, str(runner.device) != capsule.device
+    if other_torch:
         notes.append(f"recorded with torch {capsule.torch_version}, replayed with {torch.__version__}")
-    if str(runner.device) != capsule.device:
+    if other_device:
         notes.append(f"recorded on {capsule.device}, replayed on {runner.device}")
     if not runner.optimizers:
         notes.append("no optimizer given: the update is not computed")
@@ -227,7 +220,7 @@ def _replay(path: str, capsule: Capsule, model: torch.nn.Module, optimizer: Opti
         if _bits(again.loss) != _bits(first.loss) or _pattern(again) != _pattern(first):
             differs += ("; two replays here differ too: the step is not deterministic (a nondeterministic op, or "
                         "randomness the capsule does not hold)")
-        elif torch.__version__ != capsule.torch_version or str(runner.device) != capsule.device:
+        elif other_torch or other_device:
             differs += (f"; the step computes the same twice here: recorded with torch {capsule.torch_version} on "
                         f"{capsule.device}, replayed with {torch.__version__} on {runner.device}, which compute "
                         "differently")

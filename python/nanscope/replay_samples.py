@@ -13,7 +13,7 @@ import torch
 
 from .capsule import Capsule
 from .replay_step import ReplayError, StepRunner, batch_rows, take_rows
-from .tensor_tree import tensors_of_tree
+from .module_tensors import tensors_in
 
 MAX_REPLAYS = 64  # a bisection of a batch of thousands of rows stops here, saying so
 
@@ -32,7 +32,7 @@ def rows_dim(c: Capsule) -> Optional[tuple]:
     batch = c.failing.batch
     candidates = [c.batch_dim] if c.batch_dim is not None else ([1, 0] if c.time_first else [0, 1])
     for dim in candidates:
-        sized = [t.shape[dim] for t in tensors_of_tree(batch) if t.dim() > dim]
+        sized = [t.shape[dim] for t in tensors_in(batch) if t.dim() > dim]
         rows = len(c.failing.samples) if c.failing.samples else (sized[0] if sized else 0)
         if rows > 1 and batch_rows(batch, rows, dim):
             return rows, dim

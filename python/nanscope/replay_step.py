@@ -19,7 +19,8 @@ from .guard import state_finite
 from .probe import StepProbe
 from .rng import set_rng_state
 from .step_state import StepMeasures
-from .tensor_tree import fresh, host_copy, map_tensors, tensors_of_tree
+from .module_tensors import tensors_in
+from .tensor_tree import fresh, host_copy, map_tensors
 from .update_hooks import clip_gradients, gradient_norms
 
 ComputeLoss = Callable[[torch.nn.Module, Any], Any]
@@ -184,7 +185,7 @@ def _update(optimizer: torch.optim.Optimizer) -> None:
 
 def batch_rows(batch: Any, rows: int, dim: int) -> int:
     """How many of ``batch``'s tensors hold ``rows`` rows along ``dim`` (those a split cuts)."""
-    return sum(1 for t in tensors_of_tree(batch) if t.dim() > dim and t.shape[dim] == rows)
+    return sum(1 for t in tensors_in(batch) if t.dim() > dim and t.shape[dim] == rows)
 
 
 def take_rows(batch: Any, keep: List[int], rows: int, dim: int) -> Any:

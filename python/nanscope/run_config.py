@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import torch
 
 from . import format as fmt
+
+
+# One optimizer, a list of them, or None.
+Optimizers = Union[None, torch.optim.Optimizer, Sequence[torch.optim.Optimizer]]
+
+
+def optimizer_list(optimizer: Optimizers, caller: str) -> List[torch.optim.Optimizer]:
+    """``optimizer`` as a list; raises TypeError, naming ``caller``, for anything but optimizers."""
+    if optimizer is None:
+        return []
+    many = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
+    for o in many:
+        if not isinstance(o, torch.optim.Optimizer):
+            raise TypeError(f"{caller}: optimizer must be a torch.optim.Optimizer (or a list of them), "
+                            f"not {type(o).__name__}")
+    return many
 
 
 def optimizer_label(optimizer: Optional[torch.optim.Optimizer]) -> str:

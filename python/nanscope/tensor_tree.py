@@ -16,26 +16,14 @@ def map_tensors(value: Any, change: Callable[[torch.Tensor], torch.Tensor]) -> A
     """``value`` with ``change`` applied to each tensor, the nesting as it was (a namedtuple too)."""
     if isinstance(value, torch.Tensor):
         return change(value)
-    if isinstance(value, dict):
-        return type(value)((k, map_tensors(v, change)) for k, v in value.items()) if type(value) is not dict \
-            else {k: map_tensors(v, change) for k, v in value.items()}
+    if isinstance(value, dict):  # a plain dict, whatever mapping it was (as pack keeps it)
+        return {k: map_tensors(v, change) for k, v in value.items()}
     if isinstance(value, list):
         return [map_tensors(v, change) for v in value]
     if isinstance(value, tuple):
         items = [map_tensors(v, change) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return value
-
-
-def tensors_of_tree(value: Any) -> List[torch.Tensor]:
-    """Every tensor in ``value``, in the order ``map_tensors`` visits them."""
-    found: List[torch.Tensor] = []
-
-    def keep(t: torch.Tensor) -> torch.Tensor:
-        found.append(t)
-        return t
-    map_tensors(value, keep)
-    return found
 
 
 def host_copy(value: Any, non_blocking: bool = False) -> Any:
@@ -53,11 +41,6 @@ def fresh(value: Any) -> Any:
     """A copy of a kept state dict for ``load_state_dict``: PyTorch 2.x keeps the tensors it is
     given (on the same device), so restoring kept ones would let the next update change them."""
     return map_tensors(value, lambda t: t.clone())
-
-
-def tree_bytes(value: Any) -> int:
-    """The bytes ``value``'s tensors hold."""
-    return sum(t.numel() * t.element_size() for t in tensors_of_tree(value))
 
 
 def pack(value: Any) -> Tuple[str, List[torch.Tensor]]:
