@@ -78,4 +78,12 @@ std::string readEmbeddedFile(const std::string &path, const std::string &sha256)
     return s.step() ? s.blob(0) : std::string();
 }
 
+int defaultCapsuleStep(const std::vector<CapsuleEntry> &capsules)
+{
+    for (const CapsuleEntry &c : capsules)
+        if (c.reason == kCapsuleFirstNonFinite)
+            return c.step;
+    return capsules.empty() ? -1 : capsules.front().step;
+}
+
 }  // namespace nanscope

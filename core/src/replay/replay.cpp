@@ -47,10 +47,7 @@ int chooseStep(const std::string &path, int asked)
     if (entries.empty())
         throw RunFileError(path + ": holds no capsule (a run keeps one of its first non-finite step, and of the "
                                   "steps asked for with --capsule-at)");
-    for (const CapsuleEntry &e : entries)
-        if (e.reason == kCapsuleFirstNonFinite)
-            return e.step;
-    return entries.front().step;
+    return defaultCapsuleStep(entries);
 }
 
 StepRecordPtr recordedStep(const RunFile &file, int step)

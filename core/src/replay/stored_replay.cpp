@@ -31,12 +31,7 @@ int chooseStep(const std::string &path, const std::vector<CapsuleEntry> &entries
         throw RunFileError(path + ": holds no capsule: nanscope.record keeps one of the first non-finite step "
                                   "(and of the steps named by capsule_at=) when it is given the optimizer, unless "
                                   "capsules=False; this loop had none, or was recorded before capsules existed");
-    if (asked >= 0)
-        return asked;
-    for (const CapsuleEntry &e : entries)
-        if (e.reason == kCapsuleFirstNonFinite)
-            return e.step;
-    return entries.front().step;
+    return asked >= 0 ? asked : defaultCapsuleStep(entries);
 }
 
 ReplayReport reportFrom(const Json &j, const std::string &path, const std::vector<Layer> &layers)
