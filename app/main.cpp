@@ -1,5 +1,6 @@
 // nanscope: the GUI by default; `scenarios`, `run` and `bench` run headless (no display needed).
 #include "cli.h"
+#include "live_session.h"
 #include "widgets/nan_map_view.h"
 #include "window/gui_bench.h"
 #include "widgets/control_panel.h"
@@ -200,7 +201,7 @@ int runGui(int argc, char **argv)
         std::fprintf(stderr, "nanscope: %s\n", e.what());
         return 1;
     }
-    nanscope::MainWindow window;
+    nanscope::MainWindow window(nanscope::newLiveSession);
     window.setRecordingKeep(*keep);
     window.selectScenario(parser.value(options.scenario));
     window.nanMap()->setMeasure(*measure);
@@ -269,7 +270,7 @@ int runGuiBenchmark(int argc, char **argv)
     QApplication app(argc, argv);
     QStringList args = QCoreApplication::arguments();
     args.removeAt(1);  // "gui-bench"
-    return nanscope::runGuiBench(args);
+    return nanscope::runGuiBench(args, nanscope::newLiveSession);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The classroom in the window: the scenario's own fix in the Controls panel (only where the
 // scenario has one), the challenge below the lesson with its hints one at a time, the solved mark
 // when a run meets the goal, and View > Challenges following the session.
+#include "live_session.h"
 #include "widgets/challenge_box.h"
 #include "widgets/challenges_dialog.h"
 #include "widgets/control_panel.h"
@@ -56,7 +57,7 @@ void TestChallengeWindow::fixRowFollowsTheScenario_data()
 void TestChallengeWindow::fixRowFollowsTheScenario()
 {
     QFETCH(QString, id);
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     w.selectScenario(id);
     const ScenarioFix fix = findScenario(id.toStdString())->fix;
@@ -74,7 +75,7 @@ void TestChallengeWindow::fixRowFollowsTheScenario()
 
 void TestChallengeWindow::fixReachesTheRunAndSolvesTheChallenge()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     w.selectScenario(QStringLiteral("zero-division"));
     QVERIFY(runToEnd(w));  // the defaults: 0 / 0, not solved
@@ -118,7 +119,7 @@ void TestChallengeWindow::fixReachesTheRunAndSolvesTheChallenge()
 
 void TestChallengeWindow::hintsComeOneAtATime()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     w.selectScenario(QStringLiteral("exploding-deep"));
     const Challenge *c = findChallenge("exploding-deep");

@@ -1,6 +1,7 @@
 // File › Compare with…: a second run read beside the window's own, drawn dashed over its plots,
 // with the settings that differ and where the runs part in the Comparison dock; closed again; a
 // file that cannot be read; a live run compared again once it ends.
+#include "live_session.h"
 #include "run/map_rows.h"
 #include "widgets/comparison_panel.h"
 #include "widgets/nan_map_view.h"
@@ -75,7 +76,7 @@ void TestComparisonWindow::initTestCase()
 
 void TestComparisonWindow::theSecondRunIsDrawnDashedWithWhatDiffers()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(runToEnd(w, [&] { w.openRun(path("lr1.nsrun"), false); }));
     QVERIFY(!w.action(QStringLiteral("closeComparison"))->isEnabled());
     w.compareWith(path("lr05.nsrun"));
@@ -134,7 +135,7 @@ void TestComparisonWindow::theSecondRunIsDrawnDashedWithWhatDiffers()
 
 void TestComparisonWindow::aFileThatCannotBeReadSaysWhy()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(runToEnd(w, [&] { w.openRun(path("lr1.nsrun"), false); }));
     QSignalSpy failed(w.comparison(), &RunComparison::failed);
     w.compareWith(path("missing.nsrun"));
@@ -147,7 +148,7 @@ void TestComparisonWindow::aFileThatCannotBeReadSaysWhy()
 
 void TestComparisonWindow::aLiveRunIsComparedAgainWhenItEnds()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("large-lr-mse"));
     w.setSteps(8);
     QSignalSpy ended(&w, &MainWindow::runEnded);

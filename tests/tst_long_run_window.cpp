@@ -3,6 +3,7 @@
 // the finest detail that fits: single steps where the file kept them (the map says why on hover),
 // their chunk's values for thinned steps, chunks for wider stretches; following the run again
 // drops it. The keep policy of the files the window records (`nanscope --keep`).
+#include "live_session.h"
 #include "synthetic_run.h"
 #include "window_runs.h"
 
@@ -62,7 +63,7 @@ void TestLongRunWindow::initTestCase()
 
 void TestLongRunWindow::zoomReadsTheStretchFromTheFile()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.resize(1200, 800);
     w.setOpenChunkedAbove(0);
     QVERIFY(runToEnd(w, [&] { QVERIFY(w.openRun(path_, false)); }));
@@ -112,7 +113,7 @@ void TestLongRunWindow::zoomReadsTheStretchFromTheFile()
 // being written (flushed first), and the run goes on to its end.
 void TestLongRunWindow::aLiveRunZoomsIntoItsOwnFile()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("safe-training"));
     w.setSteps(2000);
     QSignalSpy ended(&w, &MainWindow::runEnded);
@@ -142,7 +143,7 @@ void TestLongRunWindow::recordedRunsKeepWhatTheWindowChose()
 {
     QFETCH(QString, keep);
     QFETCH(bool, all);
-    MainWindow w;
+    MainWindow w(newLiveSession);
     if (!keep.isEmpty())
         w.setRecordingKeep(*parseKeepPolicy(keep.toStdString()));
     w.selectScenario(QStringLiteral("large-lr-mse"));

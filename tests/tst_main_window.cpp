@@ -1,6 +1,7 @@
 // The window as a user drives it: a run streams into the plots, the NaN map and the layer tree;
 // the origin shows; exports write files; closing mid-run is clean. Steering a live run (controls,
 // the decisions on a paused step): tst_window_decisions.
+#include "live_session.h"
 #include "nanscope/pushed_run_source.h"
 #include "widgets/control_panel.h"
 #include "widgets/lesson_pane.h"
@@ -69,7 +70,7 @@ void TestMainWindow::valueAxesTurnLogarithmicWhenASeriesSpansDecades()
 {
     auto isLog = [](const MainWindow &w) { return w.lossPlot()->yAxis->scaleType() == QCPAxis::stLogarithmic; };
     {
-        MainWindow w;
+        MainWindow w(newLiveSession);
         w.show();
         QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 20));
         QVERIFY(isLog(w));
@@ -78,12 +79,12 @@ void TestMainWindow::valueAxesTurnLogarithmicWhenASeriesSpansDecades()
         QVERIFY(w.plots()->gradPlot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
     }
     {
-        MainWindow w;
+        MainWindow w(newLiveSession);
         w.show();
         QVERIFY(runToEnd(w, QStringLiteral("safe-training"), 20));
         QVERIFY(!isLog(w));
     }
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     auto *box = w.plots()->findChild<QCheckBox *>();
     QVERIFY(box);
@@ -98,7 +99,7 @@ void TestMainWindow::valueAxesTurnLogarithmicWhenASeriesSpansDecades()
 // layer non-finite. The tree keeps fc28 as the birthplace and says what happened to fc1.
 void TestMainWindow::treeStatusesTellTheStory()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     QVERIFY(runToEnd(w, QStringLiteral("exploding-deep"), 4));
     auto statusOf = [&w](const QString &name) {
@@ -118,7 +119,7 @@ void TestMainWindow::treeStatusesTellTheStory()
 
 void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QAbstractItemModelTester treeTester(w.layerModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     QAbstractItemModelTester proxyTester(w.layerView()->model(),
                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -159,7 +160,7 @@ void TestMainWindow::runFillsThePlotsTheMapAndTheTree()
 
 void TestMainWindow::manyRecordsFewDeliveries()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(runToEnd(w, QStringLiteral("large-lr-ce"), 2000, 120000));
     QCOMPARE(w.recordsShown(), 2000);
     // Records are coalesced by a 33 ms timer: far fewer deliveries than records.
@@ -168,7 +169,7 @@ void TestMainWindow::manyRecordsFewDeliveries()
 
 void TestMainWindow::clickingAMapCellSelectsLayerAndStep()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -191,7 +192,7 @@ void TestMainWindow::clickingAMapCellSelectsLayerAndStep()
 
 void TestMainWindow::exportsWriteFiles()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     QVERIFY(runToEnd(w, QStringLiteral("large-lr-mse"), 30));
     QTemporaryDir dir;
@@ -213,7 +214,7 @@ void TestMainWindow::exportsWriteFiles()
 
 void TestMainWindow::presentationModeEnlargesTheFont()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     const qreal normal = w.font().pointSizeF();
     w.action(QStringLiteral("presentation"))->trigger();
     QVERIFY(w.font().pointSizeF() > normal * 1.5);
@@ -238,7 +239,7 @@ void TestMainWindow::lossScalingShowsItsPlotAndSkippedSteps()
 {
     auto source = std::make_unique<PushedRunSource>();
     PushedRunSource &feed = *source;
-    MainWindow w(std::move(source));
+    MainWindow w(newLiveSession, std::move(source));
     w.show();
     QVERIFY(w.plots()->lossScalePlot()->isHidden());
     const std::vector<Layer> layers{{0, "", "Net", -1}, {1, "fc", "Linear", 0}};
@@ -280,7 +281,7 @@ void TestMainWindow::mapRowsFollowTheTree()
 {
     auto source = std::make_unique<PushedRunSource>();
     PushedRunSource &feed = *source;
-    MainWindow w(std::move(source));
+    MainWindow w(newLiveSession, std::move(source));
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     const std::vector<Layer> layers{{0, "", "Net", -1},
@@ -333,7 +334,7 @@ void TestMainWindow::mapRowsFollowTheTree()
 
 void TestMainWindow::resetMidRunClearsEverything()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("large-lr-ce"));
     w.setSteps(1000000);
     QVERIFY(w.startRun());
@@ -363,7 +364,7 @@ void TestMainWindow::resetMidRunClearsEverything()
 
 void TestMainWindow::closingMidRunStopsTheWorker()
 {
-    auto *w = new MainWindow;
+    auto *w = new MainWindow(newLiveSession);
     w->selectScenario(QStringLiteral("safe-training"));
     w->setSteps(1000000);
     QVERIFY(w->startRun());

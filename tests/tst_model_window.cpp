@@ -1,6 +1,7 @@
 // A user's TorchScript file in the window: dropped or opened, its input shape guessed and
 // confirmed, trained with its own module paths in the tree and the map, and every kind of bad
 // file answered with a message that names it while the window keeps working.
+#include "live_session.h"
 #include "nanscope/input_shape.h"
 #include "widgets/control_panel.h"
 #include "models/event_log_model.h"
@@ -83,7 +84,7 @@ void TestModelWindow::initTestCase()
 // run trains on them (its loss starts near ln 50 with the next tokens as targets).
 void TestModelWindow::aModelOfTokenIdsIsOfferedIdsAndRunsOnThem()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     w.openModel(path(QStringLiteral("token-lm.pt")));
     QTRY_VERIFY(w.modelOpener()->pendingDialog());
@@ -110,7 +111,7 @@ void TestModelWindow::aModelOfTokenIdsIsOfferedIdsAndRunsOnThem()
 // makes it bool and the run trains on both.
 void TestModelWindow::aModelOfTwoInputsIsAskedForBoth()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     w.openModel(path(QStringLiteral("two-inputs.pt")));
     QTRY_VERIFY(w.modelOpener()->pendingDialog());
@@ -136,7 +137,7 @@ void TestModelWindow::aModelOfTwoInputsIsAskedForBoth()
 
 void TestModelWindow::droppedModelRunsAndNamesTheOriginByItsOwnPaths()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     const QString file = path(QStringLiteral("forward-nan.pt"));
     QVERIFY(dropFile(&w, file));
@@ -203,7 +204,7 @@ void TestModelWindow::badFilesAreNamedAndTheWindowWorksOn()
     QVERIFY2(check.error.contains(QFileInfo(file).fileName()), qPrintable(check.error));
     QVERIFY(!check.error.contains(QLatin1Char('\n')));
 
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QSignalSpy failed(w.modelOpener(), &ModelOpener::failed);
     w.openModel(file);
     QCOMPARE(failed.size(), 1);
@@ -224,7 +225,7 @@ void TestModelWindow::badFilesAreNamedAndTheWindowWorksOn()
 
 void TestModelWindow::onlyModelFilesAreAcceptedAsDrops()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(!dropFile(&w, path(QStringLiteral("notes.txt"))));
     QVERIFY(dropFile(&w, path(QStringLiteral("weights.PTH"))));  // accepted by name; the probe judges it
     QMimeData two;
@@ -237,7 +238,7 @@ void TestModelWindow::onlyModelFilesAreAcceptedAsDrops()
 
 void TestModelWindow::weightsNonFiniteAsLoadedAreReported()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     ModelInputChoice input;
     input.shape = {4, 4};
     w.controlPanel()->setModel(path(QStringLiteral("bad-weights.pt")), input);
@@ -252,7 +253,7 @@ void TestModelWindow::weightsNonFiniteAsLoadedAreReported()
 
 void TestModelWindow::aWrongInputShapeFailsTheRunWithAMessage()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     ModelInputChoice input;
     input.shape = {8, 7};  // the model takes 4 features
     w.controlPanel()->setModel(path(QStringLiteral("forward-nan.pt")), input);

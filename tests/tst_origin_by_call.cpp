@@ -2,7 +2,7 @@
 // loop, a block on several inputs) is named with the call that turned finite inputs into
 // non-finite outputs, not by its calls merged; code outside any child is the container's call.
 // The Python recorder follows the same rule (python/tests/test_same_origin_as_cpp.py).
-#include "probe/origin.h"
+#include "rules/origin.h"
 
 #include <QtTest>
 

@@ -2,6 +2,7 @@
 // python3-torch; its run's config holds a "recorder" object, no scenario and no model): the window
 // opens it, its control panel names the loop instead of a demo, Start with it selected is refused
 // with why, and its events read in Chinese, and in English as the recorder wrote them.
+#include "live_session.h"
 #include "models/event_log_model.h"
 #include "widgets/control_panel.h"
 #include "widgets/language.h"
@@ -77,7 +78,7 @@ void TestRecordedLoopWindow::theLoopIsNamedAndNotTrainedAgain()
     const std::string path = runPath_.toStdString();
     QVERIFY(RunFile(path).info().config.isRecordedLoop());
 
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("nan-input"));  // whatever was picked before must not show
     QVERIFY(runToEnd(w, [&] { w.openRun(QString::fromStdString(path)); }));
     auto *picker = w.controlPanel()->findChild<QComboBox *>();
@@ -120,7 +121,7 @@ void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
 {
     const QString path = runPath_;
     QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(runToEnd(w, [&] { w.openRun(path); }));
     const QStringList chinese = shownEvents(w);
     QVERIFY2(chinese.size() >= 6, qPrintable(chinese.join(QLatin1Char('\n'))));
@@ -142,7 +143,7 @@ void TestRecordedLoopWindow::pythonRunEventsReadInChinese()
 // A loop has no lesson: the panel says what was recorded, from the file alone.
 void TestRecordedLoopWindow::lessonDescribesTheLoop()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(runToEnd(w, [&] { w.openRun(runPath_); }));
     const QString page = w.lessonPane()->toPlainText();
     // nn.Sequential(Linear(4, 16), scripted ReLU, Linear(16, 1)): 4*16+16 + 16+1 parameters, 4 modules.
@@ -165,7 +166,7 @@ void TestRecordedLoopWindow::aRunThatNeverFinishedSaysSo()
     QCOMPARE(sqlite3_open(killed.toUtf8().constData(), &db), SQLITE_OK);
     QCOMPARE(sqlite3_exec(db, "UPDATE run SET finished = NULL, summary = NULL", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(runToEnd(w, [&] { w.openRun(killed, false); }));
     QCOMPARE(w.findChild<QLabel *>(QStringLiteral("runState"))->text(), QStringLiteral("stopped without finishing"));
 }
@@ -228,7 +229,7 @@ void TestRecordedLoopWindow::theWindowSteersARunningLoop()
 {
     const QString path = dir_.filePath(QStringLiteral("steered.nsrun"));
     auto loop = startLoop(python_, path, QStringLiteral("record"), 100, QStringLiteral("-"));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(followWhileRecorded(w, path));
     QVERIFY(w.controlPanel()->isEnabled());
     QVERIFY(w.controlPanel()->learningRateEdit()->isEnabled());
@@ -252,7 +253,7 @@ void TestRecordedLoopWindow::aJobsRankIsWatchedNotSteered()
 {
     const QString path = dir_.filePath(QStringLiteral("rank-0.nsrun"));
     auto loop = startLoop(python_, path, QStringLiteral("record"), 40, QStringLiteral("-"), 0);
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(followWhileRecorded(w, path));
     QCOMPARE(rowsOf(path, "SELECT rank, world_size FROM run"),
              (QList<QStringList>{{QStringLiteral("0"), QStringLiteral("2")}}));
@@ -268,7 +269,7 @@ void TestRecordedLoopWindow::aFollowedLoopThatIsKilledEndsUnfinished()
 {
     const QString path = dir_.filePath(QStringLiteral("killed-live.nsrun"));
     auto loop = startLoop(python_, path, QStringLiteral("record"), 1000000, QStringLiteral("-"));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(followWhileRecorded(w, path));
     const int shown = w.recordsShown();
     QTRY_VERIFY_WITH_TIMEOUT(w.recordsShown() > shown + 5, 20000);  // followed: the steps keep coming
@@ -300,7 +301,7 @@ void TestRecordedLoopWindow::aPausedLoopTakesTheWindowsDecision()
     QFETCH(bool, finiteAfter);
     const QString path = dir_.filePath(QStringLiteral("paused-%1.nsrun").arg(decided));
     auto loop = startLoop(python_, path, QStringLiteral("pause"), 2, QStringLiteral("1"));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     QVERIFY(followWhileRecorded(w, path));
     auto *origin = w.findChild<OriginPanel *>();
     QTRY_VERIFY_WITH_TIMEOUT(origin->awaitingDecision(), 30000);

@@ -1,6 +1,7 @@
 // Replays and capsules from the window: an opened run's step replays on a worker and shows its
 // verdict and what-ifs; a replay of a run closed meanwhile is dropped; "Save this step" keeps a
 // capsule of the next step computed; a Python run shows the replay nanscope.replay stored in it.
+#include "live_session.h"
 #include "widgets/origin_panel.h"
 #include "widgets/replay_view.h"
 #include "widgets/language.h"
@@ -69,7 +70,7 @@ private slots:
 void TestReplayWindow::replayThisStepShowsTheVerdict()
 {
     // An opened run file replays on a worker: the window answers while it does.
-    MainWindow live, opened;
+    MainWindow live(newLiveSession), opened(newLiveSession);
     QVERIFY(openedLargeLrMse(live, opened));
     ReplayView *view = opened.originPanel()->replay();
     auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));
@@ -88,7 +89,7 @@ void TestReplayWindow::replayThisStepShowsTheVerdict()
 // A replay still computing when the run it replays is closed reports nothing to the next run.
 void TestReplayWindow::aReplayOfARunClosedIsDropped()
 {
-    MainWindow live, opened;
+    MainWindow live(newLiveSession), opened(newLiveSession);
     QVERIFY(openedLargeLrMse(live, opened));
     ReplayView *view = opened.originPanel()->replay();
     QSignalSpy dropped(opened.replayRunner(), &ReplayRunner::discarded);
@@ -105,7 +106,7 @@ void TestReplayWindow::aReplayOfARunClosedIsDropped()
 
 void TestReplayWindow::saveThisStepKeepsACapsule()
 {
-    MainWindow live;
+    MainWindow live(newLiveSession);
     live.selectScenario(QStringLiteral("safe-training"));
     live.setSteps(1000000);
     QVERIFY(live.startRun());
@@ -132,7 +133,7 @@ void TestReplayWindow::saveThisStepKeepsACapsule()
 void TestReplayWindow::theReplaySpeaksChinese()
 {
     QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
-    MainWindow live, opened;
+    MainWindow live(newLiveSession), opened(newLiveSession);
     QVERIFY(openedLargeLrMse(live, opened));
     ReplayView *view = opened.originPanel()->replay();
     view->findChild<QPushButton *>(QStringLiteral("replayStep"))->click();
@@ -167,7 +168,7 @@ void TestReplayWindow::aPythonRunShowsTheReplayStoredInIt()
                                         path});
     QVERIFY2(failed.isEmpty(), qPrintable(failed));
 
-    MainWindow opened;
+    MainWindow opened(newLiveSession);
     QVERIFY(runToEnd(opened, [&] { opened.openRun(path); }));
     ReplayView *view = opened.originPanel()->replay();
     auto *button = view->findChild<QPushButton *>(QStringLiteral("replayStep"));

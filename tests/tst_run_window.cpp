@@ -1,6 +1,7 @@
 // The window and run files: a live run is recorded and reads back into a second window exactly as
 // it was shown live, each step in its own precision; a bad file gets a message box; a job folder
 // opens with its ranks. Replays and capsules from the window: tst_replay_window.
+#include "live_session.h"
 #include "models/layer_tree_model.h"
 #include "models/rank_layer_model.h"
 #include "widgets/control_panel.h"
@@ -69,7 +70,7 @@ void TestRunWindow::openedRunShowsWhatLiveShowed_data()
 void TestRunWindow::openedRunShowsWhatLiveShowed()
 {
     QFETCH(QString, scenario);
-    MainWindow live;
+    MainWindow live(newLiveSession);
     live.selectScenario(scenario);
     QCOMPARE(live.controlPanel()->scenario(), scenario);
     live.setSteps(30);
@@ -78,7 +79,7 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
     QVERIFY(file.startsWith(MainWindow::runsFolder()));
     QVERIFY(QFile::exists(file));
 
-    MainWindow opened;
+    MainWindow opened(newLiveSession);
     opened.selectScenario(QStringLiteral("large-lr-mse"));
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(file)); }));
     // The panel shows what the recorded run ran with.
@@ -149,13 +150,13 @@ void TestRunWindow::openedRunShowsWhatLiveShowed()
 // hold the same buckets is tst_run_store's chunksGiveTheSameStoreAsTheirSteps.)
 void TestRunWindow::longRunOpensFromItsChunks()
 {
-    MainWindow live;
+    MainWindow live(newLiveSession);
     live.selectScenario(QStringLiteral("nan-input"));
     live.setSteps(300);
     QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
     const QString file = live.runFile();
 
-    MainWindow chunked, stepwise;
+    MainWindow chunked(newLiveSession), stepwise(newLiveSession);
     chunked.setOpenChunkedAbove(0);
     stepwise.setOpenChunkedAbove(-1);
     QVERIFY(runToEnd(chunked, [&] { QVERIFY(chunked.openRun(file)); }));
@@ -182,7 +183,7 @@ void TestRunWindow::longRunOpensFromItsChunks()
 // opened run shows it, and another scenario starts from its own optimizer again.
 void TestRunWindow::optimizerSettingStartsTheRunAndIsRecorded()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("large-lr-mse"));
     w.setSteps(12);
     OptimizerEdit &edit = *w.controlPanel()->optimizerEdit();
@@ -197,7 +198,7 @@ void TestRunWindow::optimizerSettingStartsTheRunAndIsRecorded()
     QCOMPARE(QString::fromStdString(w.controller().lastSummary().optimizer), QStringLiteral("sgd, momentum 0.9"));
     QCOMPARE(w.store().firstOrigin().step, 6);  // plain SGD overflows at step 8
 
-    MainWindow opened;
+    MainWindow opened(newLiveSession);
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(w.runFile())); }));
     const OptimizerChoice shown = opened.controlPanel()->optimizerEdit()->choice();
     QVERIFY(shown.kind == OptimizerKind::Sgd);
@@ -253,7 +254,7 @@ void TestRunWindow::everyCorpusFileOpensOrGetsAMessageBox()
         QVERIFY(QFile::copy(path, copy));
     }
     const testing::Watchdog limit("opening " + copy.toStdString() + " in the window", std::chrono::seconds(60));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     if (cause.isEmpty()) {
         const long long steps = RunFile(copy.toStdString()).stats().steps;
         QVERIFY(steps > 0);
@@ -281,7 +282,7 @@ void TestRunWindow::everyCorpusFileOpensOrGetsAMessageBox()
 // controls the run started with).
 void TestRunWindow::aReopenedRunKeepsEachStepsPrecision()
 {
-    MainWindow live;
+    MainWindow live(newLiveSession);
     live.selectScenario(QStringLiteral("large-lr-mse"));
     live.setSteps(12);
     QCheckBox *pause = nullptr;
@@ -310,7 +311,7 @@ void TestRunWindow::aReopenedRunKeepsEachStepsPrecision()
     QVERIFY(paused > 0 && paused < 11);
     for (const StepRecordPtr &r : steps)
         QCOMPARE(int(r->precision), int(r->step <= paused ? Precision::FP32 : Precision::FP16));
-    MainWindow opened;
+    MainWindow opened(newLiveSession);
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(live.runFile())); }));
     QCOMPARE(opened.nanMap()->precision(), Precision::FP16);
 }
@@ -323,7 +324,7 @@ void TestRunWindow::aJobFolderOpensWithARankSelector()
     for (int r = 0; r < 2; ++r) {
         QString recorded;
         {
-            MainWindow live;
+            MainWindow live(newLiveSession);
             live.selectScenario(QString::fromLatin1(scenarios[r]));
             live.setSteps(4);
             QVERIFY(runToEnd(live, [&] { QVERIFY(live.startRun()); }));
@@ -331,7 +332,7 @@ void TestRunWindow::aJobFolderOpensWithARankSelector()
         }  // the window closes its run file: all of it is in the file
         QVERIFY(QFile::copy(recorded, job.filePath(QStringLiteral("rank-%1.nsrun").arg(r))));
     }
-    MainWindow opened;
+    MainWindow opened(newLiveSession);
     QComboBox *ranks = opened.rankSelector();
     QVERIFY(ranks && !opened.showingJob());
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.path())); }));
@@ -396,7 +397,7 @@ void TestRunWindow::aRecordedJobShowsWhichRankWentFirst()
     for (int r = 0; r < 2; ++r)
         QVERIFY(QFile::rename(job.filePath(QStringLiteral("rank-%1.nsrun").arg(r)),
                               job.filePath(QStringLiteral("node-%1.nsrun").arg(char('b' - r)))));
-    MainWindow opened;
+    MainWindow opened(newLiveSession);
     QVERIFY(runToEnd(opened, [&] { QVERIFY(opened.openRun(job.path())); }));
     QVERIFY(opened.showingJob());
     QCOMPARE(opened.rankSelector()->currentText(), QStringLiteral("rank 1"));

@@ -1,6 +1,7 @@
 // The window's only way to a run: SessionController delivers a source's records and events in
 // batches on a timer, however fast they arrive, and drops those of a run already replaced; a
 // flood it cannot deliver in time it folds into chunks, losing no step and no non-finite cell.
+#include "live_session.h"
 #include "nanscope/pushed_run_source.h"
 #include "nanscope/synthetic_records.h"
 #include "window/session_controller.h"
@@ -22,7 +23,7 @@ void TestSessionController::controllerCoalescesAndDropsStaleRuns()
 {
     auto source = std::make_unique<PushedRunSource>();
     PushedRunSource &feed = *source;
-    SessionController controller(std::move(source));
+    SessionController controller(newLiveSession, std::move(source));
     QCOMPARE(controller.capabilities().steer, false);
     int received = 0, stale = 0, events = 0, staleEvents = 0;
     QSignalSpy batches(&controller, &SessionController::recordsArrived);
@@ -62,7 +63,7 @@ void TestSessionController::aFloodIsFoldedIntoChunks()
 {
     auto source = std::make_unique<PushedRunSource>();
     PushedRunSource &feed = *source;
-    SessionController controller(std::move(source));
+    SessionController controller(newLiveSession, std::move(source));
     const int layers = 600, steps = 12000;
     int records = 0, largestBatch = 0, chunkSteps = 0, nonFinite = 0, lastStep = -1;
     std::int64_t nanInLayer5 = 0;

@@ -1,7 +1,7 @@
 // User TorchScript models: loading errors, the weight scan, instrumentation (paths, coverage,
 // exactness) and origins, on fixtures the tests build themselves.
 #include "probe/op_tracer.h"
-#include "probe/origin.h"
+#include "rules/origin.h"
 #include "probe/probe.h"
 #include "probed_pass.h"
 #include "nanscope/inspect.h"

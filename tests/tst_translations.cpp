@@ -1,5 +1,6 @@
 // The window in Chinese: the translation is complete and up to date with the sources, the window
 // starts in it, and View › Language switches it back and forth at once, origin sentence included.
+#include "live_session.h"
 #include "nanscope/scenario.h"
 #include "widgets/language.h"
 #include "widgets/lesson_pane.h"
@@ -114,7 +115,7 @@ void TestTranslations::windowShowsChineseAndSwitchesBack()
 {
     QVERIFY(availableLanguages().contains(QStringLiteral("zh_CN")));
     QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.show();
     QCOMPARE(menu(w, "fileMenu")->title(), QStringLiteral("文件(&F)"));
     QCOMPARE(w.action(QStringLiteral("start"))->text(), QStringLiteral("开始(&S)"));
@@ -203,7 +204,7 @@ void TestTranslations::chineseGlyphsAreDrawn()
     QVERIFY2(!QFontDatabase::families(QFontDatabase::SimplifiedChinese).isEmpty(),
              "no font for Simplified Chinese: install fonts-noto-cjk");
     QVERIFY(setLanguage(QStringLiteral("zh_CN"), false));
-    MainWindow w;
+    MainWindow w(newLiveSession);
     const auto drawn = [&w](const QString &text) {
         QImage image(64, 64, QImage::Format_Grayscale8);
         image.fill(Qt::white);

@@ -1,6 +1,6 @@
 // Seeing a NaN coming: each trend TrendForecast watches, fed one hand-built record a step, warns at
 // the step and in the words it should, once, and not for the series that only look alike.
-#include "session/trend_forecast.h"
+#include "rules/trend_forecast.h"
 
 #include <QtTest>
 

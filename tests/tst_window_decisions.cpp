@@ -1,5 +1,6 @@
 // Steering a live run from the window: a control changed while paused reaches the session and is
 // marked on the plots; each decision the origin panel offers on a paused step does what it says.
+#include "live_session.h"
 #include "widgets/control_panel.h"
 #include "widgets/learning_rate_edit.h"
 #include "widgets/origin_panel.h"
@@ -27,7 +28,7 @@ private Q_SLOTS:
 
 void TestWindowDecisions::aControlChangeReachesTheSessionAndIsMarked()
 {
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("large-lr-mse"));
     w.setSteps(1000000);
     QVERIFY(w.startRun());
@@ -60,7 +61,7 @@ void TestWindowDecisions::pauseOnNonFiniteOffersTheDecisions_data()
 void TestWindowDecisions::pauseOnNonFiniteOffersTheDecisions()
 {
     QFETCH(QString, button);
-    MainWindow w;
+    MainWindow w(newLiveSession);
     w.selectScenario(QStringLiteral("nan-input"));
     w.setSteps(6);
     QCheckBox *pause = nullptr, *quarantine = nullptr;

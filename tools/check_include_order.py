@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Fails when a folder of core/src or ui includes a folder above it, or a LibTorch-free room includes LibTorch.
 
+The ui never includes nanscope/session.h either: app/ hands the window the run it trains.
+
 The rooms of each tree, from the bottom up, are listed in TREES (docs/architecture.md says why each
 sits where it does). A file may include its own room's headers and those of rooms below it; an
 include of a room above is an upward include, and the folders would form a cycle again. The public
@@ -20,11 +22,11 @@ from pathlib import Path
 from typing import Optional
 
 # Each tree's rooms, bottom to top, and those that must build without LibTorch.
-CORE_ROOMS = ["contract", "record", "health", "model_api", "probe", "training", "model", "scenarios",
+CORE_ROOMS = ["contract", "rules", "record", "health", "model_api", "probe", "training", "model", "scenarios",
               "distributed", "capsule", "session", "replay", "bench"]
 UI_ROOMS = ["run", "models", "widgets", "window"]
 TREES = {
-    "core/src": (CORE_ROOMS, {"contract", "record"}),
+    "core/src": (CORE_ROOMS, {"contract", "rules", "record"}),
     "ui": (UI_ROOMS, set(UI_ROOMS)),  # Qt and LibTorch never meet in one translation unit
 }
 LIBTORCH_HEADERS = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|caffe2)/')
@@ -35,9 +37,10 @@ PUBLIC = "core/include/nanscope"
 # inline code only, the lowest room that uses it) lives. A new header must be placed here.
 PUBLIC_ROOMS = {
     "contract": ["challenge.h", "capsule.h", "controls.h", "event_message.h", "health.h", "health_compare.h",
-                 "health_kinds.h", "input_shape.h", "keep_policy.h", "layer_detail_retention.h",
+                 "health_kinds.h", "input_shape.h", "keep_policy.h",
                  "observer_list.h", "optimizer.h", "precision.h", "pushed_run_source.h", "records.h",
                  "run_config.h", "run_source.h", "scenario.h", "step_chunk.h", "step_tally.h", "version.h"],
+    "rules": ["layer_detail_retention.h"],
     "record": ["capsule_file.h", "job_folder.h", "recorded_run.h", "run_diff.h", "run_file.h",
                "run_file_format.h", "run_json.h", "run_recorder.h", "run_threads.h", "steer_request.h",
                "synthetic_records.h"],
@@ -49,6 +52,9 @@ PUBLIC_ROOMS = {
 }
 # The ui's rooms that must build without LibTorch's libraries: only these rooms' public headers.
 UI_LIBTORCH_FREE = {"run", "models"}
+# Public headers no room of the ui includes: the window never builds a training run itself, app/
+# hands it one (RunSourceFactory, app/live_session.h).
+UI_NEVER = {"session.h"}
 
 
 def public_rooms(root: Path) -> tuple[dict[str, str], list[str]]:
@@ -117,6 +123,13 @@ def check(root: Path) -> list[str]:
         for path in sorted((root / "ui" / room).glob("*")):
             if path.suffix in (".h", ".cpp"):
                 found += public_problems(path, room, core_rank, room_of, allowed=free)
+    for path in sorted((root / "ui").glob("*/*")):
+        if path.suffix in (".h", ".cpp"):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                included = PUBLIC_INCLUDE.match(line.strip())
+                if included and included.group(1) in UI_NEVER:
+                    found.append(f"{path}:{number}: the ui includes nanscope/{included.group(1)}: it is handed its "
+                                 "live run by app/ (RunSourceFactory), never builds one")
     return found
 
 
@@ -138,6 +151,7 @@ def self_test() -> int:
             root / PUBLIC / "run_source.h": '#include "nanscope/run_file.h"\n',
             root / "ui/models/c.cpp": '#include "nanscope/replay.h"\n',
             root / PUBLIC / "new_thing.h": "#pragma once\n",
+            root / "ui/window/f.cpp": '#include "nanscope/session.h"\n',
         }
         for path, text in breaks.items():
             path.write_text(text)
@@ -146,7 +160,8 @@ def self_test() -> int:
                     "core/src/contract/b.cpp:1: contract/ includes training/, a room above it",
                     "nanscope/run_source.h:1: contract/ includes nanscope/run_file.h of record/, a room above it",
                     "ui/models/c.cpp:1: models/ includes nanscope/replay.h of replay/, a room with LibTorch",
-                    "nanscope/new_thing.h: a public header of no room"]
+                    "nanscope/new_thing.h: a public header of no room",
+                    "ui/window/f.cpp:1: the ui includes nanscope/session.h"]
         missed = [e for e in expected if not any(e in line for line in found)]
         for path in breaks:
             path.unlink()

@@ -12,11 +12,11 @@
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
 #include "nanscope/step_tally.h"
-#include "probe/origin.h"
+#include "rules/origin.h"
 #include "record/chunk_rows.h"
 #include "record/run_file_schema.h"
 #include "record/sqlite_db.h"
-#include "session/trend_forecast.h"
+#include "rules/trend_forecast.h"
 
 #include <algorithm>
 #include <cstdio>

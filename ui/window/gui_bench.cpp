@@ -44,7 +44,7 @@ double percentile(std::vector<double> v, double p)
 
 }  // namespace
 
-int runGuiBench(const QStringList &args)
+int runGuiBench(const QStringList &args, const RunSourceFactory &live)
 {
     QCommandLineParser parser;
     QCommandLineOption rate(QStringLiteral("rate"), QStringLiteral("paced steps/s for the latency phase"),
@@ -85,7 +85,7 @@ int runGuiBench(const QStringList &args)
             std::fprintf(stderr, "nanscope gui-bench: --rounds must be positive\n");
             return 2;
         }
-        return runOpenBench(parser.value(open), n, !parser.isSet(noSteps), parser.isSet(zoom));
+        return runOpenBench(parser.value(open), live, n, !parser.isSet(noSteps), parser.isSet(zoom));
     }
     const int slowRate = parser.value(rate).toInt(), fast = parser.value(fastRate).toInt();
     const int total = parser.value(steps).toInt(), layerCount = parser.value(layers).toInt();
@@ -100,7 +100,7 @@ int runGuiBench(const QStringList &args)
     // The window watches a pushed source, exactly as it watches a live session.
     auto source = std::make_unique<PushedRunSource>();
     PushedRunSource &feed = *source;
-    MainWindow window(std::move(source));
+    MainWindow window(live, std::move(source));
     window.show();
     const int run = 1000;
     feed.beginRun(run, syntheticLayers(layerCount));

@@ -24,9 +24,9 @@ namespace nanscope {
 namespace {
 
 // Opens `path` in a new window and waits until every step is shown and drawn; milliseconds.
-double openAndDraw(const QString &path, int chunkedAbove, int coarseAbove, long long *shown)
+double openAndDraw(const QString &path, const RunSourceFactory &live, int chunkedAbove, int coarseAbove, long long *shown)
 {
-    MainWindow window;
+    MainWindow window(live);
     window.show();
     QCoreApplication::processEvents();
     window.setOpenChunkedAbove(chunkedAbove);
@@ -104,9 +104,9 @@ std::vector<double> zoomAndDraw(MainWindow &window, const RunFileStats &stats, i
     return ms;
 }
 
-int runZoomBench(const QString &path, const RunFileStats &stats, int rounds)
+int runZoomBench(const QString &path, const RunSourceFactory &live, const RunFileStats &stats, int rounds)
 {
-    MainWindow window;
+    MainWindow window(live);
     window.show();
     bool ended = false;
     QObject::connect(&window, &MainWindow::runEnded, &window, [&ended] { ended = true; });
@@ -135,7 +135,7 @@ int runZoomBench(const QString &path, const RunFileStats &stats, int rounds)
 
 }  // namespace
 
-int runOpenBench(const QString &path, int rounds, bool stepByStep, bool zoom)
+int runOpenBench(const QString &path, const RunSourceFactory &live, int rounds, bool stepByStep, bool zoom)
 {
     RunFileStats stats;
     try {
@@ -145,14 +145,14 @@ int runOpenBench(const QString &path, int rounds, bool stepByStep, bool zoom)
         return 1;
     }
     if (zoom)
-        return runZoomBench(path, stats, rounds);
+        return runZoomBench(path, live, stats, rounds);
     std::vector<double> coarse, chunked, stepwise;
     long long shownCoarse = 0, shownChunked = 0, shownStepwise = 0;
     for (int i = 0; i < rounds; ++i) {  // interleaved, so a busy machine slows them alike
-        coarse.push_back(openAndDraw(path, 0, 0, &shownCoarse));
-        chunked.push_back(openAndDraw(path, 0, -1, &shownChunked));
+        coarse.push_back(openAndDraw(path, live, 0, 0, &shownCoarse));
+        chunked.push_back(openAndDraw(path, live, 0, -1, &shownChunked));
         if (stepByStep)
-            stepwise.push_back(openAndDraw(path, -1, -1, &shownStepwise));
+            stepwise.push_back(openAndDraw(path, live, -1, -1, &shownStepwise));
     }
     std::printf("gui-bench --open: %s, %lld steps x %d layers, %d rounds (median of each)\n", qPrintable(path),
                 static_cast<long long>(stats.steps), stats.layers, rounds);

@@ -9,6 +9,7 @@
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
 #include "window/replay_runner.h"
+#include "window/zoom_controller.h"
 #include "widgets/nan_map_view.h"
 #include "widgets/origin_panel.h"
 #include "widgets/plot_panel.h"
@@ -49,8 +50,8 @@ QDockWidget *dock(QMainWindow *window, const QString &title, const QString &name
 
 }  // namespace
 
-MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
-    : QMainWindow(parent), controller_(std::move(source))
+MainWindow::MainWindow(RunSourceFactory live, std::unique_ptr<RunSource> source, QWidget *parent)
+    : QMainWindow(parent), controller_(std::move(live), std::move(source))
 {
     setWindowTitle(QStringLiteral("NaNScope"));
     setAcceptDrops(true);  // a .pt file dropped anywhere on the window opens it
@@ -66,7 +67,13 @@ MainWindow::MainWindow(std::unique_ptr<RunSource> source, QWidget *parent)
     buildActions();
     buildReplay();
     buildComparison();
-    buildZoom();
+    zoom_ = new ZoomController(plots_, map_, store_, [this] { return runFile_; }, [this] {
+        if (recorder_)
+            recorder_->flush();
+    }, this);
+    connect(zoom_, &ZoomController::failed, this, [this](const QString &message) {
+        statusBar()->showMessage(tr("Could not read the steps zoomed into: %1").arg(message), 10000);
+    });
     // First-start layout (a saved one replaces it): the map gets room for a row per layer.
     centre->setSizes({380, 520});
     resizeDocks({findChild<QDockWidget *>(QStringLiteral("eventLog"))}, {130}, Qt::Vertical);
@@ -243,7 +250,7 @@ void MainWindow::resetRun()
     controller_.discardCurrentRun();
     replayRunner_->cancel();  // a replay of the run shown before must not land on the next
     stopRecording();
-    dropStretch();
+    zoom_->drop();
     store_.reset({});
     plots_->clear();
     map_->clear();
@@ -258,7 +265,7 @@ void MainWindow::resetRun()
 void MainWindow::onRunBegun(int)
 {
     replayRunner_->cancel();
-    dropStretch();
+    zoom_->drop();
     store_.reset(controller_.layers());
     plots_->clear();
     map_->clear();
@@ -299,7 +306,7 @@ void MainWindow::onChunks(const QVector<StepChunkPtr> &chunks)
     showFirstOrigin();
     layerModel_->addChunks(chunks);
     plots_->refresh(store_);
-    map_->refresh(mapStore());  // the scale's precision comes with the records after the chunks
+    map_->refresh(zoom_->mapStore());  // the scale's precision comes with the records after the chunks
     if (showingJob())
         rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
@@ -315,8 +322,8 @@ void MainWindow::onRecords(const QVector<StepRecordPtr> &records)
     layerModel_->addRecords(records);
     plots_->refresh(store_);
     map_->setPrecision(lastRecord_->precision);  // as the step ran: mixed precision may change live
-    map_->refresh(mapStore());
-    renewLiveStretch();
+    map_->refresh(zoom_->mapStore());
+    zoom_->renewLive();
     if (showingJob())
         rankView_->refreshIfIncomplete();  // the job may still be running
     updateStatus();
@@ -342,7 +349,7 @@ void MainWindow::onEvents(const QVector<Event> &events)
     eventView_->scrollToBottom();
     plots_->refresh(store_);
     if (warned)  // records and events arrive in separate batches: mark the map now
-        map_->refresh(mapStore());
+        map_->refresh(zoom_->mapStore());
 }
 
 void MainWindow::onState(SessionState state)
@@ -440,6 +447,11 @@ void MainWindow::closeEvent(QCloseEvent *event)
     controller_.wait(5000);  // the run's summary reaches its run file
     stopRecording();
     event->accept();
+}
+
+StretchLoader *MainWindow::stretchLoader() const
+{
+    return zoom_->loader();
 }
 
 }  // namespace nanscope

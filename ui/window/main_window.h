@@ -43,13 +43,16 @@ class RankStepView;
 class ReplayRunner;
 class RunComparison;
 class StretchLoader;
+class ZoomController;
 class ComparisonPanel;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
 public:
-    // Without a source, the window trains its own Session.
-    explicit MainWindow(std::unique_ptr<RunSource> source = nullptr, QWidget *parent = nullptr);
+    // `live` makes the source the window trains (app/live_session.h: a Session); without
+    // `source`, the window starts on one of those.
+    explicit MainWindow(RunSourceFactory live, std::unique_ptr<RunSource> source = nullptr,
+                        QWidget *parent = nullptr);
     ~MainWindow() override;
 
     void selectScenario(const QString &id);
@@ -97,10 +100,10 @@ public:
     RunComparison *comparison() const { return comparison_; }
     ComparisonPanel *comparisonPanel() const { return comparisonPanel_; }
 
-    // Zooming into a stretch of the run (main_window_zoom.cpp): once the plots stop following the
-    // run, the steps they show are read back from the run file at the finest detail that fits
+    // Zooming into a stretch of the run (ZoomController): once the plots stop following the run,
+    // the steps they show are read back from the run file at the finest detail that fits
     // (run/stretch_read.h) and drawn in the plots and the map until they follow the run again.
-    StretchLoader *stretchLoader() const { return stretchLoader_; }
+    StretchLoader *stretchLoader() const;
 
     SessionController &controller() { return controller_; }
     const RunStore &store() const { return store_; }
@@ -174,13 +177,6 @@ private:
     void buildReplay();
     void saveStep();
     void replayStep();
-    // Zoom (main_window_zoom.cpp).
-    void buildZoom();
-    void updateStretch();
-    void showStretch();
-    void dropStretch();
-    void renewLiveStretch();  // new steps arrived inside a stretch being shown
-    const RunStore &mapStore() const;  // the stretch shown, or the whole run's store
 
     SessionController controller_;
     RunStore store_;
@@ -229,9 +225,7 @@ private:
     RunComparison *comparison_ = nullptr;
     ComparisonPanel *comparisonPanel_ = nullptr;
     QDockWidget *comparisonDock_ = nullptr;
-    StretchLoader *stretchLoader_ = nullptr;
-    QTimer *stretchTimer_ = nullptr;  // a zoom or a pan settles before its stretch is read
-    QElapsedTimer stretchAge_;
+    ZoomController *zoom_ = nullptr;
 };
 
 }  // namespace nanscope

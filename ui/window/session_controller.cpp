@@ -1,6 +1,5 @@
 #include "window/session_controller.h"
 
-#include "nanscope/session.h"
 #include "nanscope/step_chunk.h"
 
 #include <QThread>
@@ -9,8 +8,8 @@
 
 namespace nanscope {
 
-SessionController::SessionController(std::unique_ptr<RunSource> source, QObject *parent)
-    : QObject(parent), source_(source ? std::move(source) : std::make_unique<Session>())
+SessionController::SessionController(RunSourceFactory live, std::unique_ptr<RunSource> source, QObject *parent)
+    : QObject(parent), live_(std::move(live)), source_(source ? std::move(source) : live_())
 {
     qRegisterMetaType<nanscope::StepRecordPtr>();
     qRegisterMetaType<nanscope::StepChunkPtr>();
@@ -69,7 +68,7 @@ void SessionController::setSource(std::unique_ptr<RunSource> source)
         started_ = false;
         finished_ = false;
     }
-    source_ = source ? std::move(source) : std::make_unique<Session>();
+    source_ = source ? std::move(source) : live_();
     source_->addObserver(this);
 }
 
@@ -184,10 +183,8 @@ std::size_t SessionController::backlog() const
 // GUI thread.
 bool SessionController::settled() const
 {
-    const auto *session = dynamic_cast<const Session *>(source_.get());
     const SessionState state = source_->state();
-    if (session && (state == SessionState::Running || state == SessionState::Paused) &&
-        !session->waitingAtStepBoundary())
+    if ((state == SessionState::Running || state == SessionState::Paused) && !source_->waitingAtStepBoundary())
         return false;
     std::lock_guard<std::mutex> lock(mutex_);
     return queued_.empty() && queuedChunks_.empty() && queuedEvents_.empty() && states_.empty() && !started_ &&

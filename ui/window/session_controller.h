@@ -11,6 +11,7 @@
 #include <QTimer>
 #include <QVector>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,11 +23,16 @@ Q_DECLARE_METATYPE(nanscope::SessionState)
 
 namespace nanscope {
 
+// Makes the source a window trains live (app/ hands in one that makes a Session): the ui never
+// builds a training run itself, so it needs no LibTorch and a test can hand in any source.
+using RunSourceFactory = std::function<std::unique_ptr<RunSource>()>;
+
 class SessionController final : public QObject, private RunObserver {
     Q_OBJECT
 public:
-    // Without a source, the controller trains its own Session.
-    explicit SessionController(std::unique_ptr<RunSource> source = nullptr, QObject *parent = nullptr);
+    // Without a source, the controller starts on a live one, made by `live`.
+    explicit SessionController(RunSourceFactory live, std::unique_ptr<RunSource> source = nullptr,
+                               QObject *parent = nullptr);
     ~SessionController() override;
 
     // The commands of RunSource, for the window. Those the source cannot act on do nothing
@@ -52,7 +58,7 @@ public:
     // Stops the current run and drops whatever it still delivers (the window was reset).
     void discardCurrentRun();
     // Replaces the source (a recorded run instead of the live session, or back): the old one is
-    // stopped and nothing it still delivers arrives. Null: a new live Session.
+    // stopped and nothing it still delivers arrives. Null: a new live source.
     void setSource(std::unique_ptr<RunSource> source);
     // Another observer of the source (the window's recorder): called on the source's thread.
     void addObserver(RunObserver *observer) { source_->addObserver(observer); }
@@ -87,6 +93,7 @@ private:
     void foldQueued();     // with mutex_ held
     void drain();
 
+    RunSourceFactory live_;
     std::unique_ptr<RunSource> source_;
     QTimer flushTimer_;
 

@@ -77,6 +77,11 @@ public:
     virtual void decidePausedStep(PausedStepDecision decision) = 0;
     virtual void setControls(const Controls &controls) = 0;  // applied at the next step boundary
 
+    // Whether a source that computes steps waits between two of them (paused, or with its steps
+    // given out), every step it computed handed to the observers; a source that computes none
+    // (a run file, pushed records) always is.
+    virtual bool waitingAtStepBoundary() const { return true; }
+
     virtual Controls controls() const = 0;
     virtual SessionState state() const = 0;
     virtual int runId() const = 0;

@@ -34,7 +34,7 @@ public:
     bool wait(int timeoutMs = -1) override;
     // Whether the worker waits at a step boundary (paused, or with its steps given out): every
     // step it computed has been handed to the observers. Turns true shortly after pause().
-    bool waitingAtStepBoundary() const;
+    bool waitingAtStepBoundary() const override;
 
 private:
     struct Impl;

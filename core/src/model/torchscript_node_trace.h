@@ -4,7 +4,7 @@
 // (nanscope::trace_node), and each node is described (module, op, source line, the nodes it
 // reads) for code_origin.h. Far slower than the map, so only the re-run uses it.
 #include "model/torchscript_instrument.h"
-#include "model_api/code_origin.h"
+#include "rules/code_origin.h"
 
 #include <memory>
 #include <vector>

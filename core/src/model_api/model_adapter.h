@@ -1,7 +1,7 @@
 #pragma once
 // What the trainer needs of a model, whether a built-in demo or a user's TorchScript file.
 #include "nanscope/records.h"
-#include "model_api/code_origin.h"
+#include "rules/code_origin.h"
 
 #include <ATen/core/Tensor.h>
 

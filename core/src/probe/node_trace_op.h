@@ -4,7 +4,7 @@
 // each output (slot -1) after. While a NodeTraceScope is alive on the thread, each call appends
 // which kinds of non-finite value the tensor holds, with the autograd sequence number reached:
 // the forward ops of a node made the autograd nodes numbered between its events.
-#include "model_api/code_origin.h"
+#include "rules/code_origin.h"
 
 #include <ATen/core/interned_strings.h>
 

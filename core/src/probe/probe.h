@@ -3,7 +3,7 @@
 // parameters and their gradients. Models call observeOutput() after each layer.
 #include "health/health_collector.h"
 #include "nanscope/records.h"
-#include "probe/origin.h"
+#include "rules/origin.h"
 
 #include <cstdint>
 #include <deque>

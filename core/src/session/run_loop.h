@@ -5,7 +5,7 @@
 // published records: an attempt the user retried is not one, so a retry that heals leaves the
 // summary without a first non-finite step, while the FirstNonFinite event of what the user saw
 // stays in the events.
-#include "session/trend_forecast.h"
+#include "rules/trend_forecast.h"
 #include "nanscope/run_source.h"
 #include "nanscope/step_tally.h"
 

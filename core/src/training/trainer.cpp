@@ -4,7 +4,7 @@
 #include "training/control_changes.h"
 #include "nanscope/precision.h"
 #include "probe/op_tracer.h"
-#include "probe/origin.h"
+#include "rules/origin.h"
 #include "health/tensor_health.h"
 
 #include <torch/torch.h>

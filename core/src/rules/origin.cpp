@@ -1,4 +1,4 @@
-#include "probe/origin.h"
+#include "rules/origin.h"
 
 #include <algorithm>
 #include <cctype>

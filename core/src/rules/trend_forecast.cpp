@@ -1,4 +1,4 @@
-#include "session/trend_forecast.h"
+#include "rules/trend_forecast.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 // Naming where a non-finite value was born in a step, from the per-layer map alone.
 #include "nanscope/records.h"
-#include "model_api/code_origin.h"
+#include "rules/code_origin.h"
 
 #include <vector>
 

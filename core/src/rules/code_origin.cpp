@@ -1,4 +1,4 @@
-#include "model_api/code_origin.h"
+#include "rules/code_origin.h"
 
 #include <unordered_map>
 #include <unordered_set>
