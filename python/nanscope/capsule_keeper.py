@@ -56,42 +56,50 @@ class CapsuleKeeper:
         self._moving_at = {id(p): k for k, p in enumerate(moving)}
         self.asked: Set[int] = set(asked)
         self._every = ring
-        self._begin: Optional[_Begin] = None
+        self._begins: Dict[int, _Begin] = {}  # by step: a held step's, and the step begun since
         self._states: List[_State] = []  # the kept states, checked finite: at most two, oldest first
         self._pending: Optional[_State] = None  # the newest copy, until its step finds it finite
         self._ring: List[RingStep] = []  # the steps since the oldest kept state
         if ring > 0 and self._optimizers:
             self._pending = self._copy(0)
 
-    def begin_step(self, buffers: Optional[List[torch.Tensor]] = None) -> None:
-        """A step begins (its first forward): its generators, buffers and autocast as it finds them.
-        ``buffers``: copies of them taken already (a guard's), which are never changed."""
+    def begin_step(self, step: int, buffers: Optional[List[torch.Tensor]] = None) -> None:
+        """Step ``step`` begins (its first forward): its generators, buffers and autocast as it
+        finds them. ``buffers``: copies of them taken already (a guard's), which are never changed."""
         if buffers is None:
             with torch.no_grad():
                 buffers = [b.clone() for _, b in self._named_buffers]
-        self._begin = _Begin(rng=rng_state(), buffers=buffers, autocast=autocast_state())
+        self._begins[step] = _Begin(rng=rng_state(), buffers=buffers, autocast=autocast_state())
+
+    def step_ended(self, step: int, m: StepMeasures) -> None:
+        """Right after ``step``'s update, before the next step: a kept state the step found finite
+        is confirmed, and every ``ring`` steps the state is copied (end_step may come a step later,
+        for a step held for its late numbers)."""
+        if self._pending is not None and self._pending.step == step:
+            if not any(lh.params.has_nonfinite() for lh in m.layers):  # the state it began with
+                self._states = (self._states + [self._pending])[-2:]
+            self._pending = None
+        if self._every > 0 and self._optimizers and (step + 1) % self._every == 0:
+            self._pending = self._copy(step + 1)
 
     def end_step(self, step: int, m: StepMeasures, batch: Any, samples: Optional[List[int]], clip: Optional[float],
                  first_nonfinite: bool, intervened: bool) -> Optional[Capsule]:
-        """Ends ``step``; returns its capsule when it is the first non-finite step or one asked for.
+        """Ends ``step`` (after ``step_ended``); returns its capsule when it is the first non-finite
+        step or one asked for.
 
         ``batch``: what the loop handed to ``rec.step`` (None: the first forward's inputs);
         ``intervened``: a guard changed the state (a skip or a rollback), so the ring starts again."""
-        began_finite = not any(lh.params.has_nonfinite() for lh in m.layers)  # what confirms a kept state
         lrs = m.learning_rates or [[float(g["lr"]) for g in o.param_groups] for o in self._optimizers]
         loss_scale, weights_before = m.loss_scale, m.weights_before
         given = batch is not None
         if not given:
             batch = m.inputs
-        begin, self._begin = self._begin, None
+        begin = self._begins.pop(step, None)
+        self._begins = {k: b for k, b in self._begins.items() if k > step}
         if begin is None:  # no forward hook saw the step (a TorchScript model): nothing to replay from
             begin = _Begin(rng=rng_state(), buffers=[], autocast=autocast_state())
         this = RingStep(step=step, batch=batch, rng=begin.rng, lrs=lrs, clip=clip, loss_scale=loss_scale,
                         samples=samples)
-        if self._pending is not None and self._pending.step == step:
-            if began_finite:
-                self._states = (self._states + [self._pending])[-2:]
-            self._pending = None
         start = self._states[0].step if self._states else None
         self._ring = [s for s in self._ring if start is not None and s.step >= start]
         capsule = None
@@ -102,8 +110,6 @@ class CapsuleKeeper:
         self._ring.append(this)
         if intervened:  # the state no longer follows from the ring's steps
             self._states, self._ring = [], []
-        if self._every > 0 and self._optimizers and (step + 1) % self._every == 0:
-            self._pending = self._copy(step + 1)
         return capsule
 
     def _copy(self, step: int) -> _State:

@@ -1,4 +1,4 @@
-"""The forecasts of the C++ core (core/src/session/trend_forecast.cpp), with the same rules and
+"""The forecasts of the C++ core (core/src/rules/trend_forecast.cpp), with the same rules and
 words: a value growing steadily towards its precision's largest finite value (overflow), or
 shrinking towards its smallest (vanishing, fp16 and bf16), within a horizon of steps; update ratios
 far from the usual range; a loss scale that keeps falling below 1."""

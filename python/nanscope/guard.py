@@ -12,6 +12,7 @@ never calls it, and the guard respects that). See docs/python.md, "Guarding your
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -88,10 +89,12 @@ class _Kept:
     optimizers: List[Dict[str, Any]]
 
 
-def gradients_finite(optimizer: torch.optim.Optimizer, norms: Sequence[torch.Tensor]) -> bool:
-    """Whether every gradient ``optimizer`` is about to apply is finite, from their norms (one host
-    read a device); a norm that overflowed from finite values is told apart exactly (rare)."""
-    if all(bool(torch.isfinite(n).all()) for n in norms):
+def gradients_finite(optimizer: torch.optim.Optimizer, norms: Sequence[Any]) -> bool:
+    """Whether every gradient ``optimizer`` is about to apply is finite, from their norms as read
+    (a float, or a list of them, a device); a norm that overflowed from finite values is told
+    apart exactly (rare: a step about to fail)."""
+    values = [v for n in norms for v in (n if isinstance(n, list) else [n])]
+    if all(math.isfinite(v) for v in values):
         return True
     return all(bool(torch.isfinite(p.grad).all()) for group in optimizer.param_groups for p in group["params"]
                if p.grad is not None and p.grad.is_floating_point())
@@ -134,15 +137,17 @@ class Guard:
             return self._buffers_before
         return None
 
-    def decide(self, step: int, optimizer: torch.optim.Optimizer, norms: Sequence[torch.Tensor],
+    def decide(self, step: int, optimizer: torch.optim.Optimizer, finite: Callable[[], bool],
                earlier: Optional[Decision]) -> Optional[Decision]:
-        """None: the update runs. Called in the optimizer's step, before the update; ``earlier`` is
-        this step's decision at an earlier optimizer (a step stopped once stays stopped)."""
+        """None: the update runs. Called in the optimizer's step, before the update; ``finite``
+        tells whether its gradients are (it reads the host: called only while the guard acts);
+        ``earlier`` is this step's decision at an earlier optimizer (a step stopped once stays
+        stopped)."""
         if earlier is not None:
             return earlier
         if not self.active:
             return None
-        if gradients_finite(optimizer, norms):
+        if finite():
             self.rollbacks_in_a_row = 0
             if self.policy in ("rollback", "pause"):  # a pause may be told to roll back
                 self._keep(step)
@@ -170,13 +175,14 @@ class Guard:
         found them; the optimizers' state) every ``snapshot_every`` steps, when it is finite."""
         if step - self._kept_at < self._snapshot_every:
             return
-        params = [p.detach() for p in self._model.parameters()]
         buffers = self._buffers_before if len(self._buffers_before) == len(self._buffers) else self._buffers
-        if not _all_finite(params + buffers):
+        # Copied first, checked on the host: the copy is the only read (every snapshot_every steps).
+        kept = _Kept(step=step, params=[host_copy(p.detach()) for p in self._model.parameters()],
+                     buffers=[host_copy(b) for b in buffers],
+                     optimizers=[host_copy(o.state_dict()) for o in self._optimizers])
+        if not _all_finite(kept.params + kept.buffers):
             return  # not a state to come back to
-        self._kept = _Kept(step=step, params=[host_copy(p) for p in params],
-                           buffers=[host_copy(b) for b in buffers],
-                           optimizers=[host_copy(o.state_dict()) for o in self._optimizers])
+        self._kept = kept
         self._kept_at = step
 
     def _restore_buffers(self) -> None:

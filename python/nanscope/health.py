@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
 NAN = float("nan")
+# Reads that copied numbers from where they were reduced to the host (StatBatch.read_with): a
+# step makes one. Counted for the tests, which also set DEFER_CPU: a CPU tensor is then measured
+# as a GPU's is (reduced to scalars, read at the step's end), so the reads a step makes on a GPU
+# are counted on a machine without one.
+DEVICE_READS = 0
+DEFER_CPU = False
 
 
 @dataclass
@@ -188,7 +194,7 @@ class StatBatch:
     def add(self, t: torch.Tensor) -> int:
         """Measures ``t``; returns its slot (an absent health, with the reason kept in
         ``unmeasured``, for a tensor the reductions cannot take)."""
-        if _small_plain(t):
+        if _small_plain(t) and not DEFER_CPU:
             # The common case, written out: a small dense CPU tensor of float32 or float64, read
             # at once (three .item() cost less than keeping the scalars for one read at the end,
             # and nothing can change the tensor before it is read). Every module call and gradient
@@ -210,13 +216,13 @@ class StatBatch:
             return len(self._slots) - 1
         if x.numel() == 0:
             self._slots.append(Health(present=True))
-        elif x.device.type == "cpu" and x.numel() <= _SMALL:
+        elif x.device.type == "cpu" and x.numel() <= _SMALL and not DEFER_CPU:
             values = self._host.setdefault(x.dtype, [])
             low, high = torch.aminmax(x)
             norm = _norm32(x)
             values += (low, high, norm if norm.dtype == x.dtype else norm.to(x.dtype))
             self._slots.append(_HostPending(x, x._version, x.numel(), x.dtype, len(values) - 3))
-        elif x.device.type == "cpu":
+        elif x.device.type == "cpu" and not DEFER_CPU:
             self._slots.append(_read_now(x))
         else:
             pairs = self._pairs.setdefault(x.device, {}).setdefault(x.dtype, [])
@@ -234,7 +240,7 @@ class StatBatch:
             self.unmeasured.append(e.layout)
             self._slots.append(0.0)
             return len(self._slots) - 1
-        if x.device.type == "cpu":
+        if x.device.type == "cpu" and not DEFER_CPU:
             self._slots.append(_finite_norm(x, float(_norm32(x))))
         else:
             self._slots.append(_PendingNorm(self._norm(x)))
@@ -242,7 +248,7 @@ class StatBatch:
 
     def add_vector(self, t: torch.Tensor) -> int:
         """A 1-d float tensor of numbers already reduced; its slot reads as a list of floats."""
-        if t.device.type == "cpu":
+        if t.device.type == "cpu" and not DEFER_CPU:
             self._slots.append(t.tolist())
         else:
             self._slots.append(_PendingVector([self._push_scalar(v) for v in t.float().unbind()]))
@@ -253,14 +259,26 @@ class StatBatch:
         norms.append(v)
         return v.device, len(norms) - 1
 
+    def pending(self) -> bool:
+        """Whether anything added is still to be read."""
+        return bool(self._pairs or self._norms or self._host)
+
     def read(self) -> List[object]:
-        """Every slot's value: a ``Health`` for ``add``, a float for ``add_norm``."""
+        """Every slot's value: a ``Health`` for ``add``, a float for ``add_norm``, a list of floats
+        for ``add_vector``."""
+        return self.read_with(None)[0]
+
+    def read_with(self, extra: Optional[torch.Tensor]) -> Tuple[List[object], Optional[List[float]]]:
+        """Every slot's value, and ``extra``'s (a 1-d float tensor: numbers another step left to
+        be read with this one) in the same read. Reads what was added since the last read only:
+        a step may read early (a guard's decision) and again at its end."""
         pair_at: Dict[Tuple[torch.device, torch.dtype], int] = {}
         norm_at: Dict[torch.device, int] = {}
-        parts: List[torch.Tensor] = []
+        extra_at = -1
+        by_device: Dict[torch.device, List[torch.Tensor]] = {}
         offset = 0
         for device in set(self._pairs) | set(self._norms):
-            on_device: List[torch.Tensor] = []
+            on_device = by_device.setdefault(device, [])
             for dtype, pairs in self._pairs.get(device, {}).items():
                 pair_at[(device, dtype)] = offset
                 on_device.append(torch.stack(pairs).reshape(-1).to(torch.float64))
@@ -269,24 +287,33 @@ class StatBatch:
                 norm_at[device] = offset
                 on_device.append(torch.stack(self._norms[device]).to(torch.float64))
                 offset += len(self._norms[device])
+        if extra is not None:
+            by_device.setdefault(extra.device, []).append(extra.to(torch.float64))
+        parts: List[torch.Tensor] = []
+        for device, on_device in by_device.items():  # in the order offsets were given out
+            if device == getattr(extra, "device", None):
+                extra_at = sum(p.numel() for p in parts) + sum(t.numel() for t in on_device[:-1])
             parts.append(torch.cat(on_device).cpu())  # the one host read of this device
+        if parts:
+            global DEVICE_READS
+            DEVICE_READS += 1
         values: List[float] = torch.cat(parts).tolist() if parts else []
         host = {dtype: torch.stack(scalars).tolist() for dtype, scalars in self._host.items()}
-        out: List[object] = []
-        for slot in self._slots:
+        for k, slot in enumerate(self._slots):
             if isinstance(slot, _HostPending):
                 read = host[slot.dtype]
-                out.append(_resolve(slot, read[slot.at], read[slot.at + 1], read[slot.at + 2]))
+                self._slots[k] = _resolve(slot, read[slot.at], read[slot.at + 1], read[slot.at + 2])
             elif isinstance(slot, _PendingVector):
-                out.append([values[norm_at[d] + i] for d, i in slot.items])
+                self._slots[k] = [values[norm_at[d] + i] for d, i in slot.items]
             elif isinstance(slot, _PendingNorm):
-                out.append(values[norm_at[slot.norm[0]] + slot.norm[1]])
+                self._slots[k] = values[norm_at[slot.norm[0]] + slot.norm[1]]
             elif isinstance(slot, _Pending):
                 at = pair_at[(slot.pair[0], slot.pair[1])] + 2 * slot.pair[2]
-                out.append(_resolve(slot, values[at], values[at + 1], values[norm_at[slot.norm[0]] + slot.norm[1]]))
-            else:
-                out.append(slot)
-        return out
+                self._slots[k] = _resolve(slot, values[at], values[at + 1],
+                                          values[norm_at[slot.norm[0]] + slot.norm[1]])
+        self._pairs, self._norms, self._host = {}, {}, {}
+        late = values[extra_at:extra_at + extra.numel()] if extra is not None else None
+        return list(self._slots), late
 
 
 class _Pending:

@@ -1,4 +1,4 @@
-"""Where a step's first non-finite value was born, by the C++ core's rules (core/src/probe/origin.cpp).
+"""Where a step's first non-finite value was born, by the C++ core's rules (core/src/rules/origin.cpp).
 
 The rules read what the step measured, in this order: parameters already non-finite (made so by
 the previous step's update, or before it); the input batch (every forward pass of the step); the

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 import time
 import traceback
 import weakref
@@ -23,13 +24,14 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
 
-from .health import Health
+from .health import Health, StatBatch
 from .messages import Message, layer_name
 from .ops import OpChecker, OpOrigin
 from .origin import Layer, LayerHealth, layers_of
 from .guard import Decision
 from .module_tensors import measurable, precision_of, tensors_in, tensors_of, together
-from .step_state import StepMeasures, StepState, Target, calls_and_events, total_norm, value_of
+from .guard import gradients_finite
+from .step_state import Late, StepMeasures, StepState, Target, calls_and_events, total_norm, value_of
 from .update_hooks import UpdateRatios, clip_gradients, gradient_norms, hook_step
 
 
@@ -39,9 +41,12 @@ _ENGINE = getattr(torch.autograd.Variable, "_execution_engine", None)
 _GRAPH_TASK_ID = getattr(torch._C, "_current_graph_task_id", None)
 
 
-# A guard's decision on an update: (optimizer, the gradients' norms, this step's earlier decision)
-# -> None (the update runs) or what was done instead.
-Decide = Callable[[torch.optim.Optimizer, List[torch.Tensor], Optional[Decision]], Optional[Decision]]
+# A guard's decision on an update: (optimizer, whether its gradients are finite: called only when
+# the guard acts, as it reads the host, this step's earlier decision) -> None (the update runs) or
+# what was done instead.
+Decide = Callable[[torch.optim.Optimizer, Callable[[], bool], Optional[Decision]], Optional[Decision]]
+# Tests set this to hold steps on the CPU too (with health.DEFER_CPU): see StepProbe.finish.
+HOLD_ON_CPU = False
 
 _ABSENT = Health()  # nothing observed: shared, as a Health the probe hands out is never changed
 
@@ -71,6 +76,7 @@ class StepProbe:
         self._ratios = UpdateRatios(self._own_params)
         self._place_of = {id(p): (i, j) for i, params in enumerate(self._own_params) for j, p in enumerate(params)}
         self._step: Optional[StepState] = None
+        self._late: Optional[Late] = None  # a held step's, until a read takes them
         self._passes_open = 0  # forward passes of the root that run now (a pass may call the root again)
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
@@ -141,24 +147,50 @@ class StepProbe:
             s.learning_rates = [[float(g["lr"]) for g in o.param_groups] for o in self.optimizers]
         if s.weights_before is None:  # the update ratio needs the weights as they were
             s.weights_before = self._ratios.copy()
-        s.update_norms = gradient_norms(optimizer)
+        found_inf = getattr(optimizer, "found_inf", None)
+        s.found_inf_slot = None
+        if isinstance(found_inf, torch.Tensor):  # a fused optimizer under a scaler (2.x): see _allow
+            s.found_inf_slot = s.batch.add_norm(found_inf.detach().float())
+            s.found_inf_slots.append(s.found_inf_slot)
+        grad_scale = getattr(optimizer, "grad_scale", None)  # its gradients are still scaled: the kernel unscales
+        s.update_norms = gradient_norms(optimizer, grad_scale if isinstance(grad_scale, torch.Tensor) else None)
         clip = self._clip() if self._clip is not None else None
+        s.clip = clip
         if clip is not None:
             s.update_norms = clip_gradients(optimizer, s.update_norms, clip)
-        s.clipped_slots += [s.batch.add_norm(norms) for norms in s.update_norms]
+        s.update_slots = [s.batch.add_norm(norms) for norms in s.update_norms]
+        s.clipped_slots += s.update_slots
 
     def _allow(self, optimizer: torch.optim.Optimizer) -> bool:
         """The guard's decision on this update; the update runs when the probe cannot tell."""
         s = self._step
         if self._decide is None or self.failure is not None or s is None or s.update_norms is None:
             return True
-        norms, s.update_norms = s.update_norms, None
+        s.update_norms = None
+        slots, found_inf = s.update_slots, s.found_inf_slot
+
+        def finite() -> bool:
+            # The step's read, early: all it measured so far, with a held step's late numbers.
+            values = self._read(s.batch)
+            s.read_early = True
+            if found_inf is not None and values[found_inf] != 0:
+                return True  # a fused kernel skips this update itself: the scaler's skip, not the guard's
+            return gradients_finite(optimizer, [values[k] for k in slots])  # type: ignore[misc]
+
         try:
-            s.decision = self._decide(optimizer, norms, s.decision)
+            s.decision = self._decide(optimizer, finite, s.decision)
         except Exception as e:  # noqa: BLE001 - the guard's own failure never reaches the loop
             self.fail(e)
             return True
         return s.decision is None or s.decision.updates
+
+    def _read(self, batch: StatBatch) -> List[object]:
+        """``batch``'s read, which also reads the late numbers of a step held before (one read)."""
+        late, self._late = self._late, None
+        values, late_values = batch.read_with(late.tensor if late is not None else None)
+        if late is not None:
+            late.values = late_values
+        return values
 
     def _after_update(self) -> None:
         if self._step is not None:
@@ -172,6 +204,7 @@ class StepProbe:
         if self._on_begin is not None:
             self._on_begin()
         s.precision = precision_of(self.model)
+        s.clip = self._clip() if self._clip is not None else None  # steering changes it between steps only
         for i, params in enumerate(self._own_params):
             s.params[i] = [s.batch.add(t) for t in together(params)]
         if self.scaler is not None and self.scaler.is_enabled():
@@ -307,7 +340,10 @@ class StepProbe:
     # -- the step's end --------------------------------------------------------------------------
 
     def finish(self, loss: torch.Tensor) -> StepMeasures:
-        """Ends the step: one host read of everything it measured, then the exact passes."""
+        """Ends the step: one host read of everything it measured, then the exact passes.
+
+        A step a guard read early (at its decision) and found finite makes no second read: its
+        loss and update ratios are left to the next read (``StepMeasures.late``; ``complete``)."""
         op_origin = self._stop_checking()
         # A step whose forward no hook saw (a TorchScript model) still measures its parameters.
         s = self._step if self._step is not None else self._begin(check_ops=False)
@@ -315,10 +351,22 @@ class StepProbe:
         self._passes_open = 0  # a forward that raised never closed its pass
         self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
         self._measure_unseen_grads(s)
-        loss_slot = s.batch.add(loss.detach().reshape(()))
+        loss = loss.detach().reshape(())
         weights_before = s.weights_before  # taken before any update ran, or None
-        update_slot = self._update_norms(s)
-        values = s.batch.read()
+        update = self._update_norms(s)
+        late: Optional[Late] = None
+        if self._holds(s, loss, update):
+            late = Late(torch.cat([loss.reshape(1).to(torch.float64)] +
+                                  ([update.to(torch.float64)] if update is not None else [])))
+            self._late = late
+            loss_slot = update_slot = None
+            values = s.batch.read()  # all read already
+        else:
+            loss_slot = s.batch.add(loss)
+            update_slot = s.batch.add_vector(update) if update is not None else None
+            values = self._read(s.batch)
+        if any(values[slot] != 0 for slot in s.found_inf_slots):  # a fused kernel skipped the update
+            s.optimizer_stepped, update_slot = False, None
 
         def merged(slots: List[int]) -> Health:
             if len(slots) == 1:  # the common case; a Health read is never changed afterwards
@@ -350,7 +398,7 @@ class StepProbe:
         if update_slot is not None:
             self._ratios.apply(values[update_slot], layers)  # type: ignore[arg-type]
         input_health = merged([slot for slots, _ in s.passes for slot in slots])
-        loss_health = values[loss_slot]
+        loss_health = values[loss_slot] if loss_slot is not None else _ABSENT  # a held step's: see complete
         assert isinstance(loss_health, Health)
         scale = float(values[s.scale_slot]) if s.scale_slot is not None else s.scale  # type: ignore[arg-type]
         scaling = self.scaler is not None and self.scaler.is_enabled()
@@ -371,20 +419,52 @@ class StepProbe:
             op_origin=op_origin,
             nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)), all_finite=finite,
             step_ms=(time.perf_counter() - s.started) * 1000.0, inputs=s.inputs, weights_before=weights_before,
-            learning_rates=s.learning_rates)
+            learning_rates=s.learning_rates, late=late, clip=s.clip)
+
+    def _holds(self, s: StepState, loss: torch.Tensor, update: Optional[torch.Tensor]) -> bool:
+        """Whether the step's loss and update ratios can wait for the next read: a guard read
+        the step early, found everything finite and nothing is left unread but them, and they
+        live where a read costs (a GPU's)."""
+        if not s.read_early or s.batch.pending() or (loss.device.type == "cpu" and not HOLD_ON_CPU):
+            return False
+        if update is not None and update.device != loss.device:
+            return False
+        for v in s.batch.read():
+            if isinstance(v, Health):
+                if v.has_nonfinite():
+                    return False
+            elif isinstance(v, float) and not math.isfinite(v):
+                return False
+        return not any(s.batch.read()[slot] != 0 for slot in s.found_inf_slots)
+
+    def complete(self, m: StepMeasures) -> None:
+        """A held step's loss and update ratios, from the read that took them (or a read now)."""
+        late, m.late = m.late, None
+        if late is None:
+            return
+        if late.values is None:  # no step has read since (the run ends, or a flush)
+            if self._late is late:
+                self._late = None
+            late.values = StatBatch().read_with(late.tensor)[1]
+        assert late.values is not None
+        value = late.values[0]
+        m.loss, m.loss_health = value, scalar_health(value)
+        m.all_finite = m.all_finite and math.isfinite(value)
+        if len(late.values) > 1:
+            self._ratios.apply(late.values[1:], m.layers)
 
     @property
     def moving(self) -> List[torch.Tensor]:
         """The weights an update moves, in the order of ``StepMeasures.weights_before``."""
         return self._ratios.moving
 
-    def _update_norms(self, s: StepState) -> Optional[int]:
-        """|w after - w before| and |w before| of every moving weight, read with the rest."""
+    def _update_norms(self, s: StepState) -> Optional[torch.Tensor]:
+        """|w after - w before| and |w before| of every moving weight, to be read with the rest."""
         if s.weights_before is None or not s.optimizer_stepped:
             return None
         norms = self._ratios.norms(s.weights_before)
         s.weights_before = None
-        return s.batch.add_vector(norms) if norms is not None else None
+        return norms
 
     def _leave_module(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:
         if self._running:
@@ -407,3 +487,12 @@ class StepProbe:
         self._handles.clear()
         self._restore.clear()
         self._step = None
+
+
+def scalar_health(value: float) -> Health:
+    """A one-element tensor's health from its value, as a read of it gives (the norm in float32)."""
+    if math.isnan(value):
+        return Health(present=True, numel=1, nan=1)
+    if math.isinf(value):
+        return Health(present=True, numel=1, posinf=int(value > 0), neginf=int(value < 0))
+    return Health(present=True, numel=1, min=value, max=value, norm=struct.unpack("f", struct.pack("f", abs(value)))[0])

@@ -9,7 +9,7 @@ import sqlite3
 import sys
 import uuid
 import warnings
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 
@@ -67,7 +67,11 @@ class Recorder:
         self.errors = errors
         self.error: Optional[str] = None
         self._closed = False
-        self._step = 0
+        self._step = 0  # steps recorded
+        self._ended = 0  # steps ended (rec.step calls): one more while a step is held
+        # A guarded step read early and found finite waits here for its loss and update ratios,
+        # which the next step's read brings (StepMeasures.late): (measures, samples, batch).
+        self._held: Optional[Tuple[StepMeasures, Optional[List[int]], Any]] = None
         script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else ""
         self.name = name or (os.path.basename(script) if script else "python")
         if pause_default not in DECISIONS + ("raise",):
@@ -182,7 +186,15 @@ class Recorder:
         stopped: Optional[Union[NonFiniteError, Stopped]] = None
         try:
             if self._probe.failure is None:
-                stopped = self._record(self._probe.finish(loss), indices, batch)
+                m = self._probe.finish(loss)
+                self._ended += 1
+                self._record_held()
+                if self._capsules is not None:
+                    self._capsules.step_ended(self._ended - 1, m)
+                if m.late is not None:
+                    self._held = (m, indices, batch)
+                else:
+                    stopped = self._record(m, indices, batch)
         except (WriteError, sqlite3.Error, OSError):
             raise
         except Exception as e:  # noqa: BLE001 - an error of the recorder's own never reaches the loop
@@ -200,7 +212,7 @@ class Recorder:
             raise stopped
         if not self._closed:
             try:
-                self._steerer.between_steps(self._step)
+                self._steerer.between_steps(self._ended)
             except (OSError, ValueError) as e:  # the request file went wrong: the loop goes on, unsteered
                 warnings.warn(f"nanscope: steering stopped: {e}", RuntimeWarning, stacklevel=2)
                 self._steerer.requests = None
@@ -208,14 +220,21 @@ class Recorder:
     def _begin_step(self) -> None:
         buffers = self._guard.begin_step()
         if self._capsules is not None:
-            self._capsules.begin_step(buffers)
+            self._capsules.begin_step(self._ended, buffers)
+
+    def _record_held(self) -> None:
+        """Records the held step, with the late numbers the last read took (or a read now)."""
+        held, self._held = self._held, None
+        if held is not None:
+            self._probe.complete(held[0])
+            self._record(*held)  # a held step's update ran: it never stops the loop
 
     def _wait_for_decision(self, step: int) -> Paused:
         return self._steerer.wait(step)
 
-    def _decide(self, optimizer: torch.optim.Optimizer, norms: List[torch.Tensor],
+    def _decide(self, optimizer: torch.optim.Optimizer, finite: Callable[[], bool],
                 earlier: Optional[Decision]) -> Optional[Decision]:
-        return self._guard.decide(self._step, optimizer, norms, earlier)
+        return self._guard.decide(self._ended, optimizer, finite, earlier)
 
     @property
     def finite(self) -> bool:
@@ -339,7 +358,7 @@ class Recorder:
                       intervened: bool) -> None:
         assert self._capsules is not None and self._writer is not None
         try:
-            capsule = self._capsules.end_step(step, m, batch, samples, self._steerer.clip, first, intervened)
+            capsule = self._capsules.end_step(step, m, batch, samples, m.clip, first, intervened)
             if capsule is None:
                 return
             capsule.batch_dim, capsule.time_first = self._batch_dim, self._time_first
@@ -358,6 +377,8 @@ class Recorder:
 
     def summary(self) -> Dict[str, Any]:
         """The run's summary so far, with the keys and in the order run files and ``--json`` use."""
+        if not self._closed:
+            self._record_held()
         return self._tally.summary(self.name, self.layers, optimizer_label(self._optimizer))
 
     def flush(self) -> None:
@@ -366,6 +387,7 @@ class Recorder:
         own every quarter second; this is for a script that reads its own file as it trains."""
         if self._closed or self._writer is None:
             return
+        self._record_held()
         if self._keeper is not None:
             self._keeper.write_filling_chunk()
         self._writer.flush()
@@ -374,6 +396,11 @@ class Recorder:
         """Writes the summary and ``finished``, commits, and removes every hook. Safe to call twice."""
         if self._closed:
             return
+        if self._held is not None and self._writer is not None:
+            try:
+                self._record_held()
+            except Exception as e:  # noqa: BLE001 - the file still closes, saying so
+                error = error or f"the last step could not be recorded: {type(e).__name__}: {e}"
         self._closed = True
         self._probe.close()
         if self._steerer.requests is not None:  # the run is over: nothing reads requests

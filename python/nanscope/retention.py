@@ -4,7 +4,7 @@ Every step keeps its row and every chunk its rows; the layer rows of a step are 
 first steps, every step holding a NaN or an Inf, the steps leading up to it (held back in a ring
 until it is known whether something follows), around warnings, and on a sample of the healthy
 rest, which a budget thins (docs/run-file.md, "Layer detail"). The constants come from
-format.json, written by the C++ side; the rules are those of core/src/contract/layer_detail_retention.cpp.
+format.json, written by the C++ side; the rules are those of core/src/rules/layer_detail_retention.cpp.
 """
 
 from __future__ import annotations

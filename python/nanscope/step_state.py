@@ -22,6 +22,15 @@ Target = Tuple[List[int], List[int]]
 
 
 @dataclass
+class Late:
+    """The numbers a held step reads with the next step's read: its loss, then the update
+    ratio's norms (``UpdateRatios.norms``), as one float64 vector where they were computed."""
+
+    tensor: torch.Tensor
+    values: Optional[List[float]] = None  # once read
+
+
+@dataclass
 class StepMeasures:
     """What one step measured, on the host."""
 
@@ -52,6 +61,10 @@ class StepMeasures:
     inputs: Any = None
     weights_before: Optional[List[torch.Tensor]] = None
     learning_rates: Optional[List[List[float]]] = None  # each optimizer's groups', as the update used them
+    # A guarded step read early (at its decision) and found finite: its loss and update ratios come
+    # with the next read instead of a read of their own (``StepProbe.complete`` fills them in).
+    late: Optional[Late] = None
+    clip: Optional[float] = None  # the norm the recorder clipped the gradients to (steered), if it did
 
 
 @dataclass
@@ -79,8 +92,15 @@ class StepState:
     scale: float = 1.0
     learning_rate: Optional[float] = None
     clipped_slots: List[int] = field(default_factory=list)
+    # A fused optimizer under a GradScaler (2.x) is called on every step and its kernel skips the
+    # update itself: the slots of the ``found_inf`` it was handed, non-zero where it skipped.
+    found_inf_slots: List[int] = field(default_factory=list)
     optimizer_stepped: bool = False
-    update_norms: Optional[List[torch.Tensor]] = None  # the gradients' norms, for a guard's decision
+    update_norms: Optional[List[torch.Tensor]] = None  # the gradients' norms, for clipping
+    update_slots: List[int] = field(default_factory=list)  # their slots, for a guard's decision
+    found_inf_slot: Optional[int] = None  # of the update about to run (a fused optimizer's)
+    read_early: bool = False
+    clip: Optional[float] = None  # a guard's decision read what the step had measured so far
     decision: Optional[Decision] = None
     precision: str = "fp32"
     inputs: Any = None  # the positional inputs of the first forward pass

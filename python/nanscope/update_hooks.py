@@ -67,15 +67,20 @@ def _dense(t: torch.Tensor) -> Optional[torch.Tensor]:
     return x if x.is_floating_point() else None
 
 
-def gradient_norms(optimizer: torch.optim.Optimizer) -> List[torch.Tensor]:
+def gradient_norms(optimizer: torch.optim.Optimizer, scale: Optional[torch.Tensor] = None) -> List[torch.Tensor]:
     """The norms of the gradients the optimizer is about to apply, a vector a device (the norm of
-    the norms is the norm of them all): one call for every gradient of a device."""
+    the norms is the norm of them all): one call for every gradient of a device. ``scale``: the
+    gradients are still multiplied by it (a fused optimizer unscales them itself), so their norms
+    are taken in float64, where scaled gradients do not overflow, and divided by it."""
     by_device: Dict[torch.device, List[torch.Tensor]] = {}
     for group in optimizer.param_groups:
         for p in group["params"]:
             grad = _dense(p.grad) if p.grad is not None else None
             if grad is not None and grad.numel() > 0:
                 by_device.setdefault(grad.device, []).append(grad)
+    if scale is not None:
+        return [(torch.stack([torch.linalg.vector_norm(g, dtype=torch.float64) for g in grads])
+                 / scale.to(grads[0].device, torch.float64)).float() for grads in by_device.values()]
     return [torch.stack(float32(norms_of(grads))) for grads in by_device.values()]
 
 

@@ -53,6 +53,38 @@ class HalvingScaler:
             self._scale = self._scale / 2.0 ** 40
 
 
+class FusedSGD(torch.optim.SGD):
+    """SGD as PyTorch 2.x's fused optimizers meet a GradScaler: called on every step, handed the
+    scale and ``found_inf`` as attributes, and leaving the update out itself on an overflow."""
+
+    _step_supports_amp_scaling = True
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:  # type: ignore[override]
+        if bool(self.found_inf.ne(0).any()):
+            return None
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.div_(self.grad_scale)
+        return super().step(closure)
+
+
+class FusedHalvingScaler(HalvingScaler):
+    """GradScaler's protocol with a fused optimizer (2.x, ``torch/amp/grad_scaler.py``): it sets
+    ``grad_scale`` and ``found_inf`` on the optimizer, calls its step always, then removes both."""
+
+    def step(self, optimizer: torch.optim.Optimizer) -> None:
+        grads = [p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
+        self._found_inf = not all(bool(torch.isfinite(g).all()) for g in grads)
+        optimizer.grad_scale = self._scale.clone()  # type: ignore[attr-defined]
+        optimizer.found_inf = torch.tensor([1.0 if self._found_inf else 0.0])  # type: ignore[attr-defined]
+        try:
+            optimizer.step()
+        finally:
+            del optimizer.grad_scale, optimizer.found_inf  # type: ignore[attr-defined]
+
+
 def torch_grad_scaler(init_scale: float) -> Tuple[Optional[Any], str]:
     """torch's own GradScaler where this PyTorch runs one here, with the device it scales on: the
     CPU one (``torch.amp.GradScaler("cpu")``, PyTorch 2.3+), else the CUDA one on a GPU; else None."""
@@ -65,15 +97,16 @@ def torch_grad_scaler(init_scale: float) -> Tuple[Optional[Any], str]:
     return None, ""
 
 
-def train_absorbing(scaler: Any, device: str, path: Path, skipped_of: Callable[[Any, float], bool]) -> List[bool]:
+def train_absorbing(scaler: Any, device: str, path: Path, skipped_of: Callable[[Any, float], bool],
+                    optimizer_class: Any = torch.optim.SGD, **record: Any) -> List[bool]:
     """Six steps whose first scaled gradients overflow float32; which steps the scaler skipped."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    optimizer = optimizer_class(model.parameters(), lr=0.01)
     x, y = torch.randn(16, 4), torch.randn(16, 1) * 100.0  # gradients of tens: times 1e38 they overflow
     x, y = x.to(device), y.to(device)
     skipped: List[bool] = []
-    with nanscope.record(model, path, optimizer=optimizer, scaler=scaler) as rec:
+    with nanscope.record(model, path, optimizer=optimizer, scaler=scaler, **record) as rec:
         for _ in range(6):
             optimizer.zero_grad()
             scale_before = scaler.get_scale()
@@ -104,6 +137,21 @@ def test_overflows_the_scaler_absorbs_are_not_the_origin(tmp_path: Path) -> None
     path = tmp_path / "scaler.nsrun"
     skipped = train_absorbing(HalvingScaler(init_scale=1e38), "cpu", path, lambda scaler, _: scaler._found_inf)
     check_absorbed(path, tmp_path, skipped)
+
+
+@pytest.mark.parametrize("policy", ["record", "rollback"])
+def test_a_fused_optimizer_that_skips_its_own_update_is_a_scaler_skip(tmp_path: Path, policy: str) -> None:
+    # 2.x calls a fused optimizer's step even on an overflow (its kernel skips): the recorder reads
+    # found_inf, and a guard leaves the scaler's skip alone (no rollback of an ordinary back-off).
+    path = tmp_path / f"fused-{policy}.nsrun"
+    skipped = train_absorbing(FusedHalvingScaler(init_scale=1e38), "cpu", path, lambda scaler, _: scaler._found_inf,
+                              optimizer_class=FusedSGD, on_nonfinite=policy)
+    check_absorbed(path, tmp_path, skipped)
+    assert report(path)["rollbacks"] == 0
+    rows = export_steps(path, tmp_path)
+    # The gradient norm the update got is the unscaled one, as backward's (without clipping).
+    kept = [(float(r["grad_norm"]), float(r["grad_norm_clipped"])) for r, skip in zip(rows, skipped) if not skip]
+    assert kept and all(math.isclose(a, b, rel_tol=1e-5) for a, b in kept)
 
 
 @pytest.mark.skipif(torch_grad_scaler(1.0)[0] is None,
