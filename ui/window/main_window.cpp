@@ -8,6 +8,7 @@
 #include "models/core_text.h"
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
+#include "window/classroom_controller.h"
 #include "window/replay_runner.h"
 #include "window/zoom_controller.h"
 #include "widgets/nan_map_view.h"
@@ -64,6 +65,11 @@ MainWindow::MainWindow(RunSourceFactory live, std::unique_ptr<RunSource> source,
     centre->addWidget(map_);
     setCentralWidget(centre);
     buildDocks();
+    classroom_ = new ClassroomController(lesson_, challengeBox_, this);
+    connect(this, &MainWindow::runEnded, classroom_, [this] {
+        classroom_->noteResult(controller_.lastSummary().challenge,
+                               controls_->modelSelected() ? QString() : controls_->scenario());
+    });
     buildActions();
     buildReplay();
     buildComparison();

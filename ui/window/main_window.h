@@ -30,7 +30,7 @@ namespace nanscope {
 
 class ChallengeBox;
 class ChallengesDialog;
-enum class ChallengeState;
+class ClassroomController;
 class ControlPanel;
 class EventLogModel;
 class LayerTreeModel;
@@ -118,7 +118,7 @@ public:
     ChallengeBox *challengeBox() const { return challengeBox_; }
     // Brings a dock to the front by name (origin, lesson, ranks, comparison); false for another.
     bool raiseDock(const QString &name);
-    ChallengesDialog *challengesDialog() const { return challengesDialog_; }
+    ChallengesDialog *challengesDialog() const;
     ModelOpener *modelOpener() const { return modelOpener_; }
     ReplayRunner *replayRunner() const { return replayRunner_; }
     QAction *action(const QString &objectName) const;
@@ -155,11 +155,7 @@ private:
     void exportDialog(const QString &kind);
     void showError(const QString &title, const QString &message);
     void warn(const QString &title, const QString &message);  // showError plus a window-modal box
-    void showLesson();
-    // Challenges (main_window_challenges.cpp): the box below the lesson and View > Challenges.
-    void buildChallenges(QMenu *view);
-    void noteChallenge();  // a run ended: its challenge's result
-    void showChallenges();
+    void showLesson();  // of what the controls have chosen (ClassroomController)
     void recordLiveRun();
     void stopRecording();
     void rememberRecentRun(const QString &path);
@@ -192,8 +188,7 @@ private:
     OriginPanel *origin_ = nullptr;
     LessonPane *lesson_ = nullptr;
     ChallengeBox *challengeBox_ = nullptr;
-    ChallengesDialog *challengesDialog_ = nullptr;    // made when first asked for
-    QMap<QString, ChallengeState> challengeStates_;  // by scenario id, this session's runs
+    ClassroomController *classroom_ = nullptr;  // lessons, challenges and the session's verdicts
     ModelOpener *modelOpener_ = nullptr;
     QString modelGuessNote_;
     QComboBox *rankBox_ = nullptr;   // the ranks of an opened job

@@ -2,6 +2,7 @@
 // runs opened or dropped, plots and step data exported. The rest of the window is in main_window.cpp.
 #include "window/main_window.h"
 
+#include "window/classroom_controller.h"
 #include "widgets/control_panel.h"
 #include "window/model_opener.h"
 #include "widgets/origin_panel.h"
@@ -134,7 +135,10 @@ void MainWindow::buildActions()
                         [this](bool on) { plots_->setLogScale(on); });
     log->setCheckable(true);
     view->addAction(log);
-    buildChallenges(view);
+    auto *challenges = new QAction(this);
+    challenges->setObjectName(QStringLiteral("challenges"));
+    connect(challenges, &QAction::triggered, classroom_, &ClassroomController::showChallenges);
+    view->addAction(challenges);
     view->addSeparator();
     for (QDockWidget *d : findChildren<QDockWidget *>())
         view->addAction(d->toggleViewAction());

@@ -2,12 +2,11 @@
 // opened (File menu, recent runs, a drop, the command line) as the controller's source, shown as
 // it was live, and followed while its writer still writes.
 #include "window/main_window.h"
+
+#include "window/classroom_controller.h"
 #include "window/recorded_loop_page.h"
 
 #include "widgets/control_panel.h"
-#include "widgets/challenge_box.h"
-#include "widgets/challenges_dialog.h"
-#include "widgets/lesson_pane.h"
 
 #include "nanscope/job_folder.h"
 #include "widgets/rank_step_view.h"
@@ -193,15 +192,13 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
     controls_->showRunConfig(info.config);
     applyRecordedRunLook();
     if (!info.scenario.empty())
-        lesson_->showLesson(QString::fromStdString(info.scenario));
+        classroom_->showScenario(QString::fromStdString(info.scenario));
     else if (info.config.isRecordedLoop())
-        lesson_->showPage(recordedLoopPage(info, path));
+        classroom_->showPage(recordedLoopPage(info, path));
     else
-        lesson_->showPage(tr("# Recorded run of a model\n\n`%1` (sha256 `%2`), recorded with NaNScope %3 on %4.")
+        classroom_->showPage(tr("# Recorded run of a model\n\n`%1` (sha256 `%2`), recorded with NaNScope %3 on %4.")
                               .arg(QString::fromStdString(info.modelPath), QString::fromStdString(info.modelSha256),
                                    QString::fromStdString(info.nanscopeVersion), QString::fromStdString(info.created)));
-    const QString scenario = QString::fromStdString(info.scenario);  // empty: no challenge, the box hides
-    challengeBox_->showChallenge(scenario, challengeStates_.value(scenario) == ChallengeState::Solved);
     QString error;
     controller_.start(info.config, &error);  // plays the file; a recorded run cannot refuse
     rememberRecentRun(path);
