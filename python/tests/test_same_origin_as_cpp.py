@@ -58,18 +58,58 @@ class SharedBlock(nn.Module):
         return self.block(x) - self.block(x * 1e37)
 
 
-LOCAL = {"UnrolledCell": UnrolledCell, "SharedBlock": SharedBlock}
+class WhereSqrtCell(nn.Module):
+    """``where(x < 0, -3x, sqrt(x)) * gain - 0.6``: finite forward everywhere, but for x < 0 its
+    backward is NaN (the gradient of the branch ``where`` did not take, 0, over sqrt of x < 0)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.where(x < 0, -3.0 * x, torch.sqrt(x)) * self.gain - 0.6
+
+
+class LoopedBackwardNan(nn.Module):
+    """The cell six times from 2.5: 0.98, 0.39, 0.02, -0.44, 0.73, 0.25. Only the fifth call takes
+    a negative input, so its backward makes the first NaN gradient (into the fourth's output)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = WhereSqrtCell()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(6):
+            x = self.cell(x)
+        return x.sum(dim=1)
+
+
+LOCAL = {"UnrolledCell": UnrolledCell, "SharedBlock": SharedBlock, "LoopedBackwardNan": LoopedBackwardNan}
+CALLS = {"UnrolledCell": 60, "SharedBlock": 2, "LoopedBackwardNan": 6}
 
 
 def first_bad_call(model: nn.Module, x: torch.Tensor) -> int:
-    """The truth, by plain torch: the first call of the model's one child whose output is not finite."""
-    calls = []
+    """The truth, by plain torch: the first call of the model's one child whose output is not
+    finite; with a finite forward, the call whose backward made the first non-finite gradient:
+    the gradients into the calls' outputs as backward hands them over, the first non-finite one
+    into call j's, which call j + 1 took as its input."""
+    calls: list = []
+    grads: list = []
     child = next(model.children())
-    handle = child.register_forward_hook(lambda m, i, out: calls.append(bool(torch.isfinite(out).all())))
-    with torch.no_grad():
-        model(x)
+
+    def seen(m: nn.Module, i: object, out: torch.Tensor) -> None:
+        calls.append(bool(torch.isfinite(out).all()))
+        number = len(calls)
+        out.register_hook(lambda g: grads.append((number, bool(torch.isfinite(g).all()))))
+
+    handle = child.register_forward_hook(seen)
+    out = model(x)
     handle.remove()
-    return calls.index(False) + 1
+    if not all(calls):
+        return calls.index(False) + 1
+    out.sum().backward()
+    model.zero_grad()
+    return next(number for number, finite in grads if not finite) + 1
 
 
 @pytest.mark.parametrize("name, shape", [
@@ -79,11 +119,14 @@ def first_bad_call(model: nn.Module, x: torch.Tensor) -> int:
     ("MaskedAttentionModel", (8, 5, 8)),  # -Inf from masked_fill, NaN from softmax, in attn
     ("UnrolledCell", (4, 8)),         # a module called 60 times: Inf from its 50th call
     ("SharedBlock", (4, 4)),          # a module called twice: Inf from its second call
+    ("LoopedBackwardNan", (4, 8)),    # a module called 6 times: a NaN gradient from its 5th call's backward
 ])
 def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, shape: Tuple[int, ...]) -> None:
     torch.manual_seed(4)
     model = LOCAL[name]() if name in LOCAL else getattr(fixtures, name)()
     x = torch.randn(*shape).abs() + 0.5 if name in LOCAL else torch.randn(*shape)
+    if name == "LoopedBackwardNan":
+        x = torch.full(shape, 2.5) + torch.rand(*shape) * 0.01  # every row on the course its docstring gives
     bad_call = first_bad_call(model, x) if name in LOCAL else 0
     with torch.no_grad():
         y = torch.zeros_like(model(x))
@@ -101,13 +144,16 @@ def test_the_same_phase_and_layer_as_nanscope_run(tmp_path: Path, name: str, sha
     assert s["first_nonfinite_step"] == 0
     assert (s["origin"]["phase"], s["origin"]["layer"]) == (expected["phase"], expected["layer"])
     if name in LOCAL:  # the module's own call made it, named with the call on both sides
+        phase = "backward" if name == "LoopedBackwardNan" else "forward"
         assert (expected["phase"], expected["layer"], expected["produced"]) == \
-            ("forward", "cell" if name == "UnrolledCell" else "block", True)
-        call = f"call {bad_call} of {60 if name == 'UnrolledCell' else 2}"
+            (phase, "block" if name == "SharedBlock" else "cell", True)
+        if name == "LoopedBackwardNan":
+            assert bad_call == 5
+        call = f"call {bad_call} of {CALLS[name]}"
         assert call in s["origin"]["explanation"], s["origin"]["explanation"]
         assert call in expected["explanation"], expected["explanation"]  # the C++ writer names it too
         assert (s["origin"]["call"], s["origin"]["calls"]) == (expected["call"], expected["calls"]) == \
-            (bad_call, 60 if name == "UnrolledCell" else 2)
+            (bad_call, CALLS[name])
 
 
 @pytest.mark.parametrize("name", ["LogModel", "RootForwardNan"])

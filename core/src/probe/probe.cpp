@@ -21,6 +21,8 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
     recentOutputs_.clear();
     callSlots_.clear();
     calls_.clear();
+    backwardCallOrder_.clear();
+    backwardCalls_.clear();
     forgetLast();
     inputScratch_.assign(model.layers().size(), TensorHealth{});
     gradientSources_.assign(model.layers().size(), GradientSource{});
@@ -28,7 +30,12 @@ void Probe::beginStep(const ModelAdapter &model, StepRecord *record)
 }
 
 struct Probe::GradTargets {
-    std::vector<std::pair<TensorHealth *, int>> slots;  // (slot, layer)
+    struct Target {
+        TensorHealth *slot;
+        int layer;
+        int call;  // in callSlots_
+    };
+    std::vector<Target> slots;
 };
 
 namespace {
@@ -56,12 +63,13 @@ private:
 void Probe::hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
                          int layer)
 {
+    const int call = int(callSlots_.size()) - 1;  // the call recordForward() just added
     if (lastHookTargets_ && lastHookNode_ == node && lastHookIndex_ == index) {
-        lastHookTargets_->slots.emplace_back(slot, layer);  // one scan feeds both
+        lastHookTargets_->slots.push_back({slot, layer, call});  // one scan feeds both
         return;
     }
     auto targets = std::make_shared<GradTargets>();
-    targets->slots.emplace_back(slot, layer);
+    targets->slots.push_back({slot, layer, call});
     node->add_pre_hook(std::make_unique<GradientPreHook>(
         [this, targets](const at::Tensor &grad) { recordGradient(*targets, grad); }, index));
     lastHookNode_ = node;
@@ -99,6 +107,7 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
         const std::vector<std::int64_t> sizes = output.sizes().vec(), strides = output.strides().vec();
         const std::vector<std::int64_t> baseSizes = base.sizes().vec(), baseStrides = base.strides().vec();
         const std::int64_t offset = output.storage_offset() - base.storage_offset();
+        const int call = int(callSlots_.size()) - 1;
         lastHookTargets_.reset();
         base.grad_fn()->add_pre_hook(std::make_unique<GradientPreHook>(
             [=](const at::Tensor &grad) {
@@ -107,7 +116,8 @@ void Probe::observeAtProducer(int layer, const at::Tensor &input, const at::Tens
                     laidOut = at::empty_strided(baseSizes, baseStrides, grad.options());
                     laidOut.copy_(grad);
                 }
-                collector_.record(slot, laidOut.as_strided(sizes, strides, laidOut.storage_offset() + offset));
+                recordCallGradient(call, collector_.record(slot, laidOut.as_strided(sizes, strides,
+                                                                                      laidOut.storage_offset() + offset)));
                 backwardOrder_.push_back(layer);
             },
             base.output_nr()));
@@ -173,16 +183,17 @@ void Probe::hookOutputGradient(int layer, const at::Tensor &output)
     if (!output.requires_grad())
         return;
     TensorHealth *slot = &record_->layers[layer].grad;
+    const int call = int(callSlots_.size()) - 1;  // the call recordForward() just added
     // The same tensor observed again, unchanged (a container's output is its last child's): the
     // hook already on it feeds both. lastOutput_ holds it, so its address names no other tensor.
     // (After an in-place op the tensor has another grad_fn, and a hook of its own.)
     if (lastOutputHook_ && lastOutputHooked_ == output.unsafeGetTensorImpl() && lastOutput_.is_same(output) &&
         lastOutputHookedVersion_ == output._version()) {
-        lastOutputHook_->slots.emplace_back(slot, layer);
+        lastOutputHook_->slots.push_back({slot, layer, call});
         return;
     }
     auto targets = std::make_shared<GradTargets>();
-    targets->slots.emplace_back(slot, layer);
+    targets->slots.push_back({slot, layer, call});
     output.register_hook([this, targets](const at::Tensor &grad) { recordGradient(*targets, grad); });
     lastOutputHook_ = targets;
     lastOutputHooked_ = output.unsafeGetTensorImpl();
@@ -195,15 +206,24 @@ void Probe::recordGradient(const GradTargets &targets, const at::Tensor &grad)
     // others share that measurement.
     HealthCollector::Measured m;
     for (std::size_t i = 0; i < targets.slots.size(); ++i) {
-        const auto [slot, layer] = targets.slots[i];
+        const auto [slot, layer, call] = targets.slots[i];
         if (i > 0 || (m = derivedGradient(layer, grad)).valid)
             collector_.recordAgain(slot, m);
         else
             m = collector_.record(slot, grad);
         if (std::size_t(layer) < gradientsMeasured_.size())
             gradientsMeasured_[std::size_t(layer)] = m;
+        recordCallGradient(call, m);
         backwardOrder_.push_back(layer);
     }
+}
+
+void Probe::recordCallGradient(int call, const HealthCollector::Measured &m)
+{
+    if (call < 0 || std::size_t(call) >= callSlots_.size() || !m.valid)
+        return;  // a hook of an earlier step's graph (a graph kept and run again)
+    collector_.recordAgain(&callSlots_[std::size_t(call)].outputGrad, m);
+    backwardCallOrder_.push_back(call);
 }
 
 void Probe::recordForward(int layer, const at::Tensor &input, const at::Tensor &output,
@@ -303,8 +323,13 @@ void Probe::finishStep()
     calls_.clear();
     for (const CallSlots &c : callSlots_) {
         const TensorHealth &in = c.fromCall >= 0 ? callSlots_[std::size_t(c.fromCall)].output : c.input;
-        calls_.push_back(LayerCall{c.layer, !in.hasNonFinite(), c.output.hasNonFinite()});
+        calls_.push_back(LayerCall{c.layer, !in.hasNonFinite(), c.output.hasNonFinite(), c.fromCall,
+                                   !c.outputGrad.hasNonFinite()});
     }
+    backwardCalls_.clear();
+    for (int call : backwardCallOrder_)
+        backwardCalls_.push_back(BackwardCall{call, callSlots_[std::size_t(call)].outputGrad.hasNonFinite()});
+    backwardCallOrder_.clear();
     callSlots_.clear();
     recentOutputs_.clear();
     forgetLast();

@@ -59,6 +59,8 @@ public:
     const std::vector<int> &forwardOrder() const { return forwardOrder_; }
     // Each call of the step on its own (after finishStep()), in the order calls ended.
     const std::vector<LayerCall> &calls() const { return calls_; }
+    // The gradients into the calls' outputs as backward ran (after finishStep()).
+    const std::vector<BackwardCall> &backwardCalls() const { return backwardCalls_; }
     const std::vector<int> &backwardOrder() const { return backwardOrder_; }
 
 private:
@@ -75,6 +77,8 @@ private:
     void recordGradient(const GradTargets &targets, const at::Tensor &grad);
     void hookGradient(const std::shared_ptr<torch::autograd::Node> &node, std::uint32_t index, TensorHealth *slot,
                       int layer);
+    // A gradient into call `call`'s output, measured as `m`: kept with the call, in backward order.
+    void recordCallGradient(int call, const HealthCollector::Measured &m);
     void forgetLast();
 
     StepRecord *record_ = nullptr;
@@ -112,9 +116,12 @@ private:
         int fromCall = -1;  // the call whose output was this call's input, -1: `input` says
         TensorHealth input;
         TensorHealth output;
+        TensorHealth outputGrad;  // the gradient into its output, when backward handed one
     };
     std::deque<CallSlots> callSlots_;
     std::vector<LayerCall> calls_;
+    std::vector<int> backwardCallOrder_;  // calls whose output gradient came, as backward ran
+    std::vector<BackwardCall> backwardCalls_;
     // The last observed output, held until the next observation so that its address cannot be
     // reused: observing the same tensor, unchanged, again (a container whose output is its last
     // child's) reuses the scan.

@@ -33,6 +33,17 @@ std::vector<int> leavesInForwardOrder(const OriginInputs &in)
     return leaves;
 }
 
+// The call k of a layer that ran `of` times, when it ran more than once.
+void nameCall(Origin &o, const std::vector<LayerCall> &calls, std::size_t made)
+{
+    const auto sameLayer = [&](const LayerCall &c) { return c.layer == calls[made].layer; };
+    const int of = int(std::count_if(calls.begin(), calls.end(), sameLayer));
+    if (of > 1) {
+        o.call = int(std::count_if(calls.begin(), calls.begin() + std::ptrdiff_t(made) + 1, sameLayer));
+        o.calls = of;
+    }
+}
+
 // The forward origin by call (OriginInputs::calls): the first call whose inputs were finite and
 // whose output was not, else the first whose output was not; named with its call when its layer
 // ran more than once. Invalid when no call's output was non-finite.
@@ -46,13 +57,28 @@ Origin forwardByCall(const OriginInputs &in)
     if (made == calls.end())
         return {};
     Origin o = at(in, Phase::Forward, made->layer, made->inputFinite);
-    const auto sameLayer = [&](const LayerCall &c) { return c.layer == made->layer; };
-    const int of = int(std::count_if(calls.begin(), calls.end(), sameLayer));
-    if (of > 1) {
-        o.call = int(std::count_if(calls.begin(), made + 1, sameLayer));
-        o.calls = of;
-    }
+    nameCall(o, calls, std::size_t(made - calls.begin()));
     return o;
+}
+
+// The backward origin by call (OriginInputs::backward): the first gradient, in the order backward
+// ran, that was not finite went into call j's output; the backward of the call that took that
+// output as its input (with a finite gradient into its own output) made it. Invalid when no call
+// took it (the loss, or code between two calls, did): the map's rule decides then.
+Origin backwardByCall(const OriginInputs &in)
+{
+    const std::vector<LayerCall> &calls = *in.calls;
+    const auto first = std::find_if(in.backward->begin(), in.backward->end(),
+                                    [](const BackwardCall &b) { return b.nonFinite; });
+    if (first == in.backward->end())
+        return {};
+    for (std::size_t k = 0; k < calls.size(); ++k)
+        if (calls[k].fromCall == first->call && calls[k].outputGradFinite) {
+            Origin o = at(in, Phase::Backward, calls[k].layer, true);
+            nameCall(o, calls, k);
+            return o;
+        }
+    return {};
 }
 
 }  // namespace
@@ -76,6 +102,10 @@ Origin findOrigin(const OriginInputs &in)
             return at(in, Phase::Forward, id, r.layers[id].inputFinite);
     if (r.lossHealth.hasNonFinite())
         return at(in, Phase::Loss, -1, true);
+    if (in.calls && in.backward) {
+        if (Origin o = backwardByCall(in); o.valid())
+            return o;
+    }
     // Backward runs from the last layer to the first. The gradient into layer k's output is made
     // by the backward of the layer that consumed it (k+1, or the loss for the last one).
     const std::vector<int> leaves = leavesInForwardOrder(in);

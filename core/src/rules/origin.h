@@ -12,6 +12,14 @@ struct LayerCall {
     int layer = -1;
     bool inputFinite = true;
     bool outputNonFinite = false;
+    int fromCall = -1;             // the call whose output was this call's input; -1: none (the batch, code)
+    bool outputGradFinite = true;  // the gradient into its output (true when none was seen)
+};
+
+// A gradient into a call's output, in the order backward ran.
+struct BackwardCall {
+    int call = -1;  // index into the step's calls
+    bool nonFinite = false;
 };
 
 struct OriginInputs {
@@ -23,6 +31,10 @@ struct OriginInputs {
     // whose inputs were finite and whose output was not (a layer's calls merged in the map would
     // hide the call of a cell in a loop that made the value).
     const std::vector<LayerCall> *calls = nullptr;
+    // With the calls, the gradients into their outputs as backward ran: the backward origin is then
+    // the call that took the first non-finite one's tensor as its input (its backward made it), so
+    // a cell in a loop is named with its call there too.
+    const std::vector<BackwardCall> *backward = nullptr;
 };
 
 Origin findOrigin(const OriginInputs &in);

@@ -231,7 +231,8 @@ std::shared_ptr<StepRecord> Trainer::computeStep(bool retrySameBatch)
     rec->gradNormClipped = rec->gradNorm;
 
     if (probed) {
-        rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_, &probe_.calls()});
+        rec->origin = findOrigin({*rec, model_->layers(), probe_.forwardOrder(), prevParamsFinite_, &probe_.calls(),
+                                  &probe_.backwardCalls()});
         if (rec->failed() && !opLevelDone_ && config_.opLevelOrigin && rec->origin.phase != Phase::Input &&
             rec->origin.phase != Phase::Parameter && rec->origin.phase != Phase::Update) {
             nameOpOfOrigin(b, *rec);
