@@ -1246,10 +1246,6 @@ Every module reports, at every step, the health of its output in forward and of 
         <translation>NaNScope — %1</translation>
     </message>
     <message>
-        <source>there is no run to save yet</source>
-        <translation>还没有可保存的运行</translation>
-    </message>
-    <message>
         <source>(none yet)</source>
         <translation>（暂无）</translation>
     </message>
@@ -1772,6 +1768,13 @@ The rank of the job that went non-finite first.</source>
     <message>
         <source>the snapshot</source>
         <translation>快照</translation>
+    </message>
+</context>
+<context>
+    <name>nanscope::RunFiles</name>
+    <message>
+        <source>there is no run to save yet</source>
+        <translation>还没有可保存的运行</translation>
     </message>
 </context>
 <context>

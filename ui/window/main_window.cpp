@@ -10,6 +10,7 @@
 #include "window/model_opener.h"
 #include "window/classroom_controller.h"
 #include "window/replay_runner.h"
+#include "window/run_files.h"
 #include "window/zoom_controller.h"
 #include "widgets/nan_map_view.h"
 #include "widgets/origin_panel.h"
@@ -73,10 +74,11 @@ MainWindow::MainWindow(RunSourceFactory live, std::unique_ptr<RunSource> source,
     buildActions();
     buildReplay();
     buildComparison();
-    zoom_ = new ZoomController(plots_, map_, store_, [this] { return runFile_; }, [this] {
-        if (recorder_)
-            recorder_->flush();
-    }, this);
+    files_ = new RunFiles(controller_, this);
+    connect(files_, &RunFiles::recordingFailed, this,
+            [this](const QString &text) { warn(tr("Recording stopped"), text + tr(" The run goes on unrecorded.")); });
+    zoom_ = new ZoomController(plots_, map_, store_, [this] { return files_->path(); }, [this] { files_->flush(); },
+                               this);
     connect(zoom_, &ZoomController::failed, this, [this](const QString &message) {
         statusBar()->showMessage(tr("Could not read the steps zoomed into: %1").arg(message), 10000);
     });
@@ -160,7 +162,7 @@ MainWindow::~MainWindow()
 {
     controller_.stop();
     controller_.wait(5000);
-    stopRecording();  // before the recorder dies: the source must not call it any more
+    files_->stopRecording();  // before the recorder dies: the source must not call it any more
 }
 
 void MainWindow::buildDocks()
@@ -239,12 +241,11 @@ bool MainWindow::startRun()
 {
     if (!controller_.capabilities().start)
         return false;  // a recorded run is watched; File › Close run trains live again
-    recordLiveRun();
     QString error;
+    if (!files_->recordLiveRun(controls_->runName(), &error))
+        showError(tr("This run is not recorded"), error);
     if (!controller_.start(controls_->runConfig(), &error)) {
-        stopRecording();
-        QFile::remove(runFile_);
-        runFile_.clear();
+        files_->dropRecording();
         showError(tr("Cannot start the run"), error);
         return false;
     }
@@ -255,7 +256,7 @@ void MainWindow::resetRun()
 {
     controller_.discardCurrentRun();
     replayRunner_->cancel();  // a replay of the run shown before must not land on the next
-    stopRecording();
+    files_->stopRecording();
     zoom_->drop();
     store_.reset({});
     plots_->clear();
@@ -376,8 +377,7 @@ void MainWindow::onFinished(const QString &error)
     rateClock_.invalidate();
     // The recorder may still be committing the end of the run on the session's thread: once the
     // window says the run ended, its file holds all of it (another window may open it at once).
-    if (recorder_)
-        recorder_->flush();
+    files_->flush();
     updateStatus();
     Q_EMIT runEnded();
 }
@@ -451,7 +451,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     settings.setValue(QStringLiteral("window/presentation"), action(QStringLiteral("presentation"))->isChecked());
     controller_.stop();
     controller_.wait(5000);  // the run's summary reaches its run file
-    stopRecording();
+    files_->stopRecording();
     event->accept();
 }
 

@@ -7,8 +7,8 @@
 #include "run/run_store.h"
 #include "window/session_controller.h"
 
+#include "nanscope/keep_policy.h"
 #include "nanscope/recorded_run.h"
-#include "nanscope/run_recorder.h"
 
 #include <QMainWindow>
 #include <QElapsedTimer>
@@ -41,6 +41,7 @@ class ModelOpener;
 class PlotPanel;
 class RankStepView;
 class ReplayRunner;
+class RunFiles;
 class RunComparison;
 class StretchLoader;
 class ZoomController;
@@ -82,16 +83,17 @@ public:
     // The source is watched, not trained here (a run file, a job's rank, pushed records): it cannot
     // start a run, so the controls are read-only and File › Close run trains live again.
     bool showingRecordedRun() const { return !controller_.capabilities().start; }
-    // The run file of what the window shows: the one opened, or the one it records a live run into.
-    QString runFile() const { return runFile_; }
+    // The run file of what the window shows: the one opened, or the one it records a live run into
+    // (RunFiles: the recording, the recent runs, a copy saved elsewhere).
+    RunFiles *runFiles() const { return files_; }
+    QString runFile() const;
     bool saveRunAs(const QString &path, QString *error);
     QStringList recentRuns() const;
-    // Where the window records the runs it trains (the newest kRecordedRunsKept are kept).
+    // Where the window records the runs it trains (the newest RunFiles::kRecordedRunsKept are kept).
     static QString runsFolder();
     // What those files keep of each layer's health (`auto` unless set; `nanscope --keep`); from
     // the next run on.
-    void setRecordingKeep(const KeepPolicy &keep) { recordingKeep_ = keep; }
-    const KeepPolicy &recordingKeep() const { return recordingKeep_; }
+    void setRecordingKeep(const KeepPolicy &keep);
 
     // A second run beside this one (main_window_compare.cpp): read on a thread, then drawn dashed
     // over the plots with the Comparison dock; a file that cannot be read gets a message box.
@@ -156,9 +158,6 @@ private:
     void showError(const QString &title, const QString &message);
     void warn(const QString &title, const QString &message);  // showError plus a window-modal box
     void showLesson();  // of what the controls have chosen (ClassroomController)
-    void recordLiveRun();
-    void stopRecording();
-    void rememberRecentRun(const QString &path);
     void fillRecentRunsMenu();
     void applyRecordedRunLook();
     bool openRunFile(const QString &path, bool follow);
@@ -212,9 +211,7 @@ private:
     double stepsPerSecond_ = 0;
     bool originShown_ = false;
     QFont normalFont_;
-    std::unique_ptr<RunRecorder> recorder_;  // of the live run, observing the controller's source
-    QString runFile_;
-    KeepPolicy recordingKeep_;
+    RunFiles *files_ = nullptr;  // the run file shown or recorded into, the recent runs
     QMenu *recentMenu_ = nullptr;
     ReplayRunner *replayRunner_ = nullptr;
     RunComparison *comparison_ = nullptr;

@@ -5,6 +5,7 @@
 #include "window/classroom_controller.h"
 #include "widgets/control_panel.h"
 #include "window/model_opener.h"
+#include "window/run_files.h"
 #include "widgets/origin_panel.h"
 #include "widgets/plot_panel.h"
 
@@ -173,7 +174,7 @@ void MainWindow::updateActions()
     action(QStringLiteral("step"))->setEnabled(can.steer && active);
     action(QStringLiteral("stop"))->setEnabled(can.steer && active);
     action(QStringLiteral("rollback"))->setEnabled(can.rollback && active);
-    action(QStringLiteral("saveStep"))->setEnabled(can.capsules && active && recorder_);
+    action(QStringLiteral("saveStep"))->setEnabled(can.capsules && active && files_->recording());
 }
 
 bool MainWindow::exportCsv(const QString &path, QString *error)
@@ -183,15 +184,15 @@ bool MainWindow::exportCsv(const QString &path, QString *error)
             *error = message;
         return false;
     };
-    if (runFile_.isEmpty())
+    const QString file = files_->path();
+    if (file.isEmpty())
         return fail(tr("this run was not recorded into a run file (see the event log): there is nothing to export"));
-    if (recorder_)
-        recorder_->flush();  // every step shown so far is in the file
+    files_->flush();  // every step shown so far is in the file
     std::ofstream out(path.toStdString(), std::ios::trunc);
     if (!out)
         return fail(tr("%1: cannot write the CSV file").arg(path));
     try {
-        writeRunCsv(RunFile(runFile_.toStdString()), out);
+        writeRunCsv(RunFile(file.toStdString()), out);
     } catch (const RunFileError &e) {
         return fail(QString::fromStdString(e.what()));
     }

@@ -7,6 +7,7 @@
 #include "widgets/nan_map_view.h"
 #include "widgets/plot_panel.h"
 #include "window/run_comparison.h"
+#include "window/run_files.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -33,13 +34,13 @@ void MainWindow::buildComparison()
     connect(comparison_, &RunComparison::failed, this,
             [this](const QString &message) { warn(tr("Cannot compare the runs"), message); });
     connect(comparisonPanel_, &ComparisonPanel::stepActivated, this, &MainWindow::selectStep);
-    connect(this, &MainWindow::runEnded, this, [this] { comparison_->compareAgain(runFile_); });
+    connect(this, &MainWindow::runEnded, this, [this] { comparison_->compareAgain(files_->path()); });
 }
 
 void MainWindow::compareDialog()
 {
     // Beside the run shown: a job's other ranks, or yesterday's run of the same folder.
-    const QString folder = runFile_.isEmpty() ? runsFolder() : QFileInfo(runFile_).absolutePath();
+    const QString folder = files_->path().isEmpty() ? runsFolder() : QFileInfo(files_->path()).absolutePath();
     const QString path = QFileDialog::getOpenFileName(this, tr("Compare with"), folder,
                                                       tr("NaNScope runs (*.nsrun);;All files (*)"));
     if (!path.isEmpty())
@@ -49,7 +50,7 @@ void MainWindow::compareDialog()
 void MainWindow::compareWith(const QString &path)
 {
     statusBar()->showMessage(tr("Reading %1 to compare…").arg(path), 5000);
-    comparison_->open(path, runFile_);
+    comparison_->open(path, files_->path());
 }
 
 void MainWindow::closeComparison() { comparison_->close(); }
@@ -65,7 +66,7 @@ void MainWindow::showComparison()
         close->setEnabled(false);
         return;
     }
-    const QString thisName = nameOf(runFile_, tr("this run"));
+    const QString thisName = nameOf(files_->path(), tr("this run"));
     QString otherName = nameOf(comparison_->otherPath(), tr("compared run"));
     if (otherName == thisName)
         otherName = tr("%1 (compared)").arg(otherName);

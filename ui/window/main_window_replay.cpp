@@ -5,6 +5,7 @@
 #include "widgets/origin_panel.h"
 #include "widgets/replay_view.h"
 #include "window/replay_runner.h"
+#include "window/run_files.h"
 
 #include <QStatusBar>
 
@@ -22,7 +23,7 @@ void MainWindow::buildReplay()
 
 void MainWindow::saveStep()
 {
-    if (!recorder_ || !controller_.capabilities().capsules || !controller_.requestCapsule()) {
+    if (!files_->recording() || !controller_.capabilities().capsules || !controller_.requestCapsule()) {
         statusBar()->showMessage(tr("Only a live run recorded into a run file keeps capsules"), 5000);
         return;
     }
@@ -35,14 +36,13 @@ void MainWindow::saveStep()
 void MainWindow::replayStep()
 {
     ReplayView *view = origin_->replay();
-    if (runFile_.isEmpty()) {
+    if (files_->path().isEmpty()) {
         view->showError(tr("this run is not recorded in a run file (see the event log)"));
         return;
     }
-    if (recorder_)
-        recorder_->flush();  // the capsule of the step shown is in the file
+    files_->flush();  // the capsule of the step shown is in the file
     const Origin &first = store_.firstOrigin();
-    if (replayRunner_->start(runFile_, first.valid() ? first.step : -1))
+    if (replayRunner_->start(files_->path(), first.valid() ? first.step : -1))
         view->showProgress(tr("starting"));
 }
 

@@ -5,6 +5,7 @@
 
 #include "window/classroom_controller.h"
 #include "window/recorded_loop_page.h"
+#include "window/run_files.h"
 
 #include "widgets/control_panel.h"
 
@@ -15,13 +16,10 @@
 
 #include <QAction>
 #include <QComboBox>
-#include <QDateTime>
 #include <QDockWidget>
-#include <QDir>
 #include <QFileInfo>
 #include <QMenu>
 #include <QSettings>
-#include <QStandardPaths>
 #include <QStatusBar>
 
 namespace nanscope {
@@ -30,64 +28,17 @@ namespace {
 
 constexpr int kRankRole = Qt::UserRole + 1;  // of the rank selector's items, whose data is the path
 
-constexpr int kRecordedRunsKept = 50;
-constexpr int kRecentRunsKept = 8;
-const QString kRecentKey = QStringLiteral("runs/recent");
-
-// The oldest recorded runs go once there are more than kRecordedRunsKept: a teacher's laptop
-// must not fill up with demo runs.
-void pruneRunsFolder(const QString &folder)
-{
-    QDir dir(folder);
-    const QFileInfoList files =
-        dir.entryInfoList({QStringLiteral("*.nsrun")}, QDir::Files, QDir::Time);  // newest first
-    for (int i = kRecordedRunsKept - 1; i < files.size(); ++i)
-        QFile::remove(files[i].absoluteFilePath());
-}
-
 }  // namespace
 
-QString MainWindow::runsFolder()
-{
-    return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
-}
+QString MainWindow::runsFolder() { return RunFiles::runsFolder(); }
 
-void MainWindow::recordLiveRun()
-{
-    stopRecording();
-    const QString folder = runsFolder();
-    QDir().mkpath(folder);
-    pruneRunsFolder(folder);
-    const QString path = folder + QLatin1Char('/') +
-                         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")) +
-                         QLatin1Char('-') + controls_->runName() + QString::fromLatin1(kRunFileExtension);
-    RecorderOptions options;
-    options.keep = recordingKeep_;
-    options.onError = [this](const std::string &message) {  // the writer's thread
-        const QString text = QString::fromStdString(message);
-        QMetaObject::invokeMethod(
-            this, [this, text] { warn(tr("Recording stopped"), text + tr(" The run goes on unrecorded.")); },
-            Qt::QueuedConnection);
-    };
-    try {
-        recorder_ = std::make_unique<RunRecorder>(path.toStdString(), options);
-    } catch (const RunFileError &e) {
-        showError(tr("This run is not recorded"), QString::fromStdString(e.what()));
-        runFile_.clear();
-        return;
-    }
-    controller_.addObserver(recorder_.get());
-    runFile_ = path;
-}
+QString MainWindow::runFile() const { return files_->path(); }
 
-void MainWindow::stopRecording()
-{
-    if (!recorder_)
-        return;
-    controller_.removeObserver(recorder_.get());
-    recorder_->close();
-    recorder_.reset();
-}
+void MainWindow::setRecordingKeep(const KeepPolicy &keep) { files_->setKeep(keep); }
+
+bool MainWindow::saveRunAs(const QString &path, QString *error) { return files_->saveAs(path, error); }
+
+QStringList MainWindow::recentRuns() const { return files_->recentRuns(); }
 
 bool MainWindow::openRun(const QString &path, bool follow)
 {
@@ -182,13 +133,13 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
         return false;
     }
     const RunFileInfo info = run->info();
-    stopRecording();
+    files_->stopRecording();  // while the live source it observes is still there
     if (!showingRecordedRun()) {  // the live settings come back with File › Close run
         QSettings settings;
         controls_->saveSettings(settings);
     }
     controller_.setSource(std::move(run));
-    runFile_ = path;
+    files_->opened(path);
     controls_->showRunConfig(info.config);
     applyRecordedRunLook();
     if (!info.scenario.empty())
@@ -201,7 +152,6 @@ bool MainWindow::openRunFile(const QString &path, bool follow)
                                    QString::fromStdString(info.nanscopeVersion), QString::fromStdString(info.created)));
     QString error;
     controller_.start(info.config, &error);  // plays the file; a recorded run cannot refuse
-    rememberRecentRun(path);
     statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
     updateActions();
     return true;
@@ -219,7 +169,8 @@ void MainWindow::applyRecordedRunLook()
                           : watched ? tr("A recorded run: its controls were applied when it ran and cannot "
                                          "change it now. File › Close run trains live again.")
                                     : QString());
-    setWindowTitle(watched && !runFile_.isEmpty() ? tr("NaNScope — %1").arg(QFileInfo(runFile_).fileName()) : QStringLiteral("NaNScope"));
+    const QString file = files_->path();
+    setWindowTitle(watched && !file.isEmpty() ? tr("NaNScope — %1").arg(QFileInfo(file).fileName()) : QStringLiteral("NaNScope"));
     if (QAction *a = action(QStringLiteral("closeRun")))
         a->setEnabled(watched);
 }
@@ -229,45 +180,13 @@ void MainWindow::closeRun()
     if (!showingRecordedRun())
         return;
     controller_.setSource(nullptr);
-    runFile_.clear();
+    files_->clear();
     leaveJob();
     applyRecordedRunLook();
     resetRun();
     controls_->restoreSettings(QSettings());
     showLesson();
     updateActions();
-}
-
-bool MainWindow::saveRunAs(const QString &path, QString *error)
-{
-    if (runFile_.isEmpty()) {
-        if (error)
-            *error = tr("there is no run to save yet");
-        return false;
-    }
-    if (recorder_)
-        recorder_->flush();  // everything shown so far is in the file
-    try {
-        copyRunFile(runFile_.toStdString(), path.toStdString());
-    } catch (const RunFileError &e) {
-        if (error)
-            *error = QString::fromStdString(e.what());
-        return false;
-    }
-    return true;
-}
-
-QStringList MainWindow::recentRuns() const { return QSettings().value(kRecentKey).toStringList(); }
-
-void MainWindow::rememberRecentRun(const QString &path)
-{
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    QStringList runs = recentRuns();
-    runs.removeAll(absolute);
-    runs.prepend(absolute);
-    while (runs.size() > kRecentRunsKept)
-        runs.removeLast();
-    QSettings().setValue(kRecentKey, runs);
 }
 
 void MainWindow::fillRecentRunsMenu()
