@@ -835,6 +835,17 @@ Every module reports, at every step, the health of its output in forward and of 
     </message>
 </context>
 <context>
+    <name>nanscope::JobController</name>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>Opened job %1: %2 ranks, showing rank %3</source>
+        <translation>已打开作业 %1：共 %2 个 rank，显示 rank %3</translation>
+    </message>
+</context>
+<context>
     <name>nanscope::LayerTreeModel</name>
     <message>
         <source>clean</source>
@@ -1216,14 +1227,6 @@ Every module reports, at every step, the health of its output in forward and of 
     <message>
         <source>Cannot open the run</source>
         <translation>无法打开运行</translation>
-    </message>
-    <message>
-        <source>rank %1</source>
-        <translation>rank %1</translation>
-    </message>
-    <message>
-        <source>Opened job %1: %2 ranks, showing rank %3</source>
-        <translation>已打开作业 %1：共 %2 个 rank，显示 rank %3</translation>
     </message>
     <message>
         <source># Recorded run of a model

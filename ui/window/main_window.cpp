@@ -9,6 +9,7 @@
 #include "widgets/lesson_pane.h"
 #include "window/model_opener.h"
 #include "window/classroom_controller.h"
+#include "window/job_controller.h"
 #include "window/replay_runner.h"
 #include "window/run_files.h"
 #include "window/zoom_controller.h"
@@ -72,6 +73,15 @@ MainWindow::MainWindow(RunSourceFactory live, std::unique_ptr<RunSource> source,
                                controls_->modelSelected() ? QString() : controls_->scenario());
     });
     buildActions();
+    jobs_ = new JobController(rankBox_, rankAction_, rankView_, rankDock_,
+                              [this](const QString &path, bool follow) { return openRunFile(path, follow); }, this);
+    connect(jobs_, &JobController::opened, this, [this](const QString &message) {
+        statusBar()->showMessage(message, 5000);
+    });
+    connect(jobs_, &JobController::choose, this, [this](int layer, int step) {
+        selectLayer(layer);
+        selectStep(step);
+    });
     buildReplay();
     buildComparison();
     files_ = new RunFiles(controller_, this);
@@ -214,7 +224,6 @@ void MainWindow::buildDocks()
     comparisonPanel_ = new ComparisonPanel;
     comparisonDock_ = dock(this, QString(), QStringLiteral("comparison"), comparisonPanel_, Qt::RightDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget *>(QStringLiteral("origin")), comparisonDock_);
-    connect(rankView_, &RankStepView::rankLayerActivated, this, &MainWindow::showRank);
 
     eventModel_ = new EventLogModel(10000, this);
     eventView_ = new QTableView;
@@ -287,11 +296,13 @@ void MainWindow::onRunBegun(int)
     rateSteps_ = 0;
     stepsPerSecond_ = 0;
     deviceLabel_->setText(QString::fromStdString(controller_.runConfig().device));
-    if (pendingLayer_ != -1)
-        selectLayer(pendingLayer_);
-    if (pendingStep_ >= 0)
-        plots_->setCursorStep(pendingStep_);
-    pendingLayer_ = pendingStep_ = -1;
+    int layer = -1, step = -1;
+    if (jobs_->takeChoice(&layer, &step)) {  // another rank of a job: at the layer and step shown before
+        if (layer != -1)
+            selectLayer(layer);
+        if (step >= 0)
+            plots_->setCursorStep(step);
+    }
 }
 
 void MainWindow::showFirstOrigin()

@@ -40,6 +40,7 @@ class OriginPanel;
 class ModelOpener;
 class PlotPanel;
 class RankStepView;
+class JobController;
 class ReplayRunner;
 class RunFiles;
 class RunComparison;
@@ -75,7 +76,7 @@ public:
     // non-finite first, and a rank selector in the run tool bar that opens another rank's file.
     bool openRun(const QString &path, bool follow = true);
     QComboBox *rankSelector() const { return rankBox_; }
-    bool showingJob() const;                              // the rank selector is in the tool bar
+    bool showingJob() const;                              // the rank selector is in the tool bar (JobController)
     RankStepView *rankView() const { return rankView_; }  // the job's rank x layer view of a step
     void setOpenChunkedAbove(int steps) { openChunkedAbove_ = steps; }
     void setOpenCoarseAbove(int steps) { openCoarseAbove_ = steps; }
@@ -161,10 +162,6 @@ private:
     void fillRecentRunsMenu();
     void applyRecordedRunLook();
     bool openRunFile(const QString &path, bool follow);
-    bool openJob(const QString &folder, bool follow);
-    void leaveJob();
-    void showRank(int rank, int layer);        // the rank x layer view's cell activated
-    bool openRankOfJob(int index, int layer);  // the rank selector's item `index`
     void buildComparison();
     void compareDialog();
     void showComparison();
@@ -192,12 +189,9 @@ private:
     QString modelGuessNote_;
     QComboBox *rankBox_ = nullptr;   // the ranks of an opened job
     QAction *rankAction_ = nullptr;  // its place in the run tool bar
-    bool followJob_ = true;
     RankStepView *rankView_ = nullptr;
     QDockWidget *rankDock_ = nullptr;
-    int shownRank_ = -1;     // the rank selector's item the window shows
-    int pendingLayer_ = -1;  // to select once the rank's run has begun
-    int pendingStep_ = -1;
+    JobController *jobs_ = nullptr;  // which rank of an opened job is shown
     QLabel *stateLabel_ = nullptr;
     QLabel *stepLabel_ = nullptr;
     QLabel *rateLabel_ = nullptr;

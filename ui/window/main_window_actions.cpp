@@ -69,7 +69,6 @@ void MainWindow::buildActions()
     rankBox_->setObjectName(QStringLiteral("rankSelector"));
     rankAction_ = bar->addWidget(rankBox_);
     rankAction_->setVisible(false);
-    connect(rankBox_, QOverload<int>::of(&QComboBox::activated), this, [this](int index) { openRankOfJob(index, -1); });
     run->addSeparator();
     QAction *saveStepAction = make(QStringLiteral("saveStep"), QKeySequence(Qt::CTRL | Qt::Key_K),
                                    [this] { saveStep(); });

@@ -1,34 +1,25 @@
-// MainWindow and run files: every live run is recorded into the runs folder; a recorded run is
-// opened (File menu, recent runs, a drop, the command line) as the controller's source, shown as
-// it was live, and followed while its writer still writes.
+// MainWindow and run files: a recorded run is opened (File menu, recent runs, a drop, the command
+// line) as the controller's source, shown as it was live, and followed while its writer still
+// writes; a job's folder through JobController. The live run's recording is RunFiles'.
 #include "window/main_window.h"
 
 #include "window/classroom_controller.h"
+#include "window/job_controller.h"
 #include "window/recorded_loop_page.h"
 #include "window/run_files.h"
 
 #include "widgets/control_panel.h"
 
-#include "nanscope/job_folder.h"
-#include "widgets/rank_step_view.h"
 #include "nanscope/recorded_run.h"
 #include "nanscope/run_file.h"
 
 #include <QAction>
-#include <QComboBox>
-#include <QDockWidget>
 #include <QFileInfo>
 #include <QMenu>
 #include <QSettings>
 #include <QStatusBar>
 
 namespace nanscope {
-
-namespace {
-
-constexpr int kRankRole = Qt::UserRole + 1;  // of the rank selector's items, whose data is the path
-
-}  // namespace
 
 QString MainWindow::runsFolder() { return RunFiles::runsFolder(); }
 
@@ -42,82 +33,20 @@ QStringList MainWindow::recentRuns() const { return files_->recentRuns(); }
 
 bool MainWindow::openRun(const QString &path, bool follow)
 {
-    if (QFileInfo(path).isDir())
-        return openJob(path, follow);
-    leaveJob();
+    if (QFileInfo(path).isDir()) {
+        QString error;
+        if (!jobs_->open(path, follow, &error)) {
+            if (!error.isEmpty())
+                warn(tr("Cannot open the run"), error);
+            return false;
+        }
+        return true;
+    }
+    jobs_->leave();
     return openRunFile(path, follow);
 }
 
-bool MainWindow::openJob(const QString &folder, bool follow)
-{
-    std::vector<JobRank> ranks;
-    try {
-        ranks = jobRunFiles(folder.toStdString());
-    } catch (const std::exception &e) {
-        warn(tr("Cannot open the run"), QString::fromStdString(e.what()));
-        return false;
-    }
-    const JobFailure failure = firstJobFailure(ranks);
-    const JobRank &first = ranks[std::size_t(std::max(failure.rankIndex, 0))];
-    if (!openRunFile(QString::fromStdString(first.path), follow))
-        return false;
-    followJob_ = follow;
-    rankBox_->clear();
-    for (const JobRank &r : ranks) {
-        rankBox_->addItem(tr("rank %1").arg(r.rank), QString::fromStdString(r.path));
-        rankBox_->setItemData(rankBox_->count() - 1, r.rank, kRankRole);
-    }
-    shownRank_ = int(&first - ranks.data());
-    rankBox_->setCurrentIndex(shownRank_);
-    rankAction_->setVisible(true);
-    rankView_->setJob(ranks, failure);
-    rankDock_->show();
-    rankDock_->raise();
-    statusBar()->showMessage(
-        tr("Opened job %1: %2 ranks, showing rank %3").arg(folder).arg(ranks.size()).arg(first.rank), 5000);
-    return true;
-}
-
-bool MainWindow::showingJob() const { return rankAction_->isVisible(); }
-
-void MainWindow::leaveJob()
-{
-    rankAction_->setVisible(false);
-    rankBox_->clear();
-    rankView_->clear();
-    rankDock_->hide();
-    shownRank_ = -1;
-}
-
-void MainWindow::showRank(int rank, int layer)
-{
-    const int index = rankBox_->findData(rank, kRankRole);
-    if (index < 0)
-        return;
-    if (index != shownRank_) {
-        openRankOfJob(index, layer);
-        return;
-    }
-    selectLayer(layer);
-    selectStep(rankView_->step());
-}
-
-bool MainWindow::openRankOfJob(int index, int layer)
-{
-    if (index == shownRank_)
-        return true;  // shown already: nothing to reopen
-    // The layer and the step shown are chosen again once the rank's run has begun (onRunBegun).
-    pendingLayer_ = layer;
-    pendingStep_ = rankView_->step();
-    if (!openRunFile(rankBox_->itemData(index).toString(), followJob_)) {
-        pendingLayer_ = pendingStep_ = -1;
-        rankBox_->setCurrentIndex(shownRank_);  // the selector names the rank shown
-        return false;
-    }
-    shownRank_ = index;
-    rankBox_->setCurrentIndex(index);
-    return true;
-}
+bool MainWindow::showingJob() const { return jobs_->showing(); }
 
 bool MainWindow::openRunFile(const QString &path, bool follow)
 {
@@ -181,7 +110,7 @@ void MainWindow::closeRun()
         return;
     controller_.setSource(nullptr);
     files_->clear();
-    leaveJob();
+    jobs_->leave();
     applyRecordedRunLook();
     resetRun();
     controls_->restoreSettings(QSettings());
