@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import format as fmt
 from .health import Health
@@ -62,12 +62,15 @@ class SeriesBucket:
         self.count += later.count
         self.finite += later.finite
 
-    def row(self, chunk: int, name: str) -> tuple:
+    def row(self, chunk: int, name: str) -> Dict[str, Any]:
+        """Its chunk_series row, by column."""
         nonfinite = self.first_nonfinite_step >= 0
-        return (chunk, name, self.first_step, self.last_step, self.count, self.finite,
-                self.min if self.finite else None, self.max if self.finite else None,
-                self.first_nonfinite_step if nonfinite else None,
-                None if not nonfinite or math.isnan(self.first_nonfinite_value) else self.first_nonfinite_value)
+        return {"chunk": chunk, "series": name, "first_step": self.first_step, "last_step": self.last_step,
+                "count": self.count, "finite": self.finite,
+                "min": self.min if self.finite else None, "max": self.max if self.finite else None,
+                "first_nonfinite_step": self.first_nonfinite_step if nonfinite else None,
+                "first_nonfinite_value": None if not nonfinite or math.isnan(self.first_nonfinite_value)
+                else self.first_nonfinite_value}
 
 
 @dataclass
@@ -116,10 +119,11 @@ class MapCell:
             self.__dict__.update(later.__dict__)
         self.absmax, self.norm = largest, largest_norm
 
-    def columns(self) -> List[Any]:
-        if not self.present:
-            return [None] * 6
-        return [self.step, self.numel, self.nan, self.posinf, self.neginf, self.absmax]
+    def columns(self, kind: str) -> Dict[str, Any]:
+        """Its six chunk_layers columns for health kind ``kind``: all NULL when nothing was observed."""
+        values = [self.step, self.numel, self.nan, self.posinf, self.neginf, self.absmax] if self.present \
+            else [None] * 6
+        return {f"{kind}_{name}": v for name, v in zip(("step", "numel", "nan", "posinf", "neginf", "absmax"), values)}
 
 
 @dataclass
@@ -234,30 +238,38 @@ class StepChunk:
 
     def rows(self, prefix: str = "") -> List[Tuple[str, List[tuple]]]:
         """The chunk's rows, as (statement, rows) for the writer; ``prefix`` "coarse_" for a coarse chunk."""
-        chunk = [(self.index, self.first_step, self.last_step, self.steps,
-                  self.first_origin_step if self.first_origin_step >= 0 else None, self.nonfinite_steps, 0,
-                  self.scaler_skipped_steps, self.step_ms, index_list(self.quarantined))]
+        chunk = [{"chunk": self.index, "first_step": self.first_step, "last_step": self.last_step,
+                  "steps": self.steps, "first_origin_step": _step_or_none(self.first_origin_step),
+                  "nonfinite_steps": self.nonfinite_steps, "rollbacks": 0,
+                  "scaler_skipped_steps": self.scaler_skipped_steps, "step_ms": self.step_ms,
+                  "quarantined": index_list(self.quarantined)}]
         series = [b.row(self.index, name) for b, name in zip(self.series, fmt.CHUNK_SERIES)]
         if self.skipped.count:
             series.append(self.skipped.row(self.index, fmt.CHUNK_SERIES[-1]))
         layers = []
         for i, part in enumerate(self.layers):
-            values: List[Any] = [self.index, i, _step_or_none(part.first_nonfinite),
-                                 _step_or_none(part.first_produced), part.nonfinite_steps]
-            for cell in part.cells:
-                values += cell.columns()
-            values.append(None if math.isnan(part.update_ratio) else part.update_ratio)
-            values += [cell.norm if cell.present else None for cell in part.cells]
-            layers.append(tuple(values))
-        marks = ",".join("?" * len(layers[0])) if layers else ""
-        out = [(f"INSERT OR REPLACE INTO {prefix}chunks (chunk, first_step, last_step, steps, first_origin_step, "
-                "nonfinite_steps, rollbacks, scaler_skipped_steps, step_ms, quarantined) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                chunk),
-               (f"INSERT OR REPLACE INTO {prefix}chunk_series VALUES (?,?,?,?,?,?,?,?,?,?)", series)]
+            values: Dict[str, Any] = {"chunk": self.index, "layer": i,
+                                      "first_nonfinite": _step_or_none(part.first_nonfinite),
+                                      "first_produced": _step_or_none(part.first_produced),
+                                      "nonfinite_steps": part.nonfinite_steps,
+                                      "update_ratio": None if math.isnan(part.update_ratio) else part.update_ratio}
+            for kind, cell in zip(fmt.HEALTH_KINDS, part.cells):
+                values.update(cell.columns(kind))
+                values[f"{kind}_norm"] = cell.norm if cell.present else None
+            layers.append(values)
+        out = [_insert(prefix, "chunks", chunk), _insert(prefix, "chunk_series", series)]
         if layers:
-            out.append((f"INSERT OR REPLACE INTO {prefix}chunk_layers VALUES ({marks})", layers))
+            out.append(_insert(prefix, "chunk_layers", layers))
         return out
 
 
 def _step_or_none(step: int) -> Optional[int]:
     return step if step >= 0 else None
+
+
+def _insert(prefix: str, table: str, rows: List[Dict[str, Any]]) -> Tuple[str, List[tuple]]:
+    """The statement and rows that write ``rows`` into ``prefix + table``, by the columns format.json
+    lists for it (a column the C++ side added and this writer does not fill fails here)."""
+    names = fmt.CHUNK_COLUMNS[table]
+    statement = f"INSERT OR REPLACE INTO {prefix}{table} ({', '.join(names)}) VALUES ({','.join('?' * len(names))})"
+    return statement, [tuple(fmt.keyed(names, row, f"{table} row").values()) for row in rows]

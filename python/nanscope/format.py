@@ -34,6 +34,8 @@ CHUNK_STEPS: int = _DEFINITION["chunk_steps"]
 COARSE_CHUNK_CHUNKS: int = _DEFINITION["coarse_chunk_chunks"]
 #: chunk_series' series names in order; the last is the loss scale of the steps whose update was skipped.
 CHUNK_SERIES: List[str] = _DEFINITION["chunk_series"]
+#: Each chunk table's columns in order (chunks, chunk_series, chunk_layers; the coarse_ tables alike).
+CHUNK_COLUMNS: Dict[str, List[str]] = _DEFINITION["chunk_columns"]
 #: run.keep of a file that keeps every step's layer rows (docs/run-file.md, "Layer detail").
 KEEP_ALL: Dict[str, Any] = _DEFINITION["keep_all"]
 #: The auto policy's constants: first_steps, lead_up_steps, after_control_steps, sample_every, budget_bytes.

@@ -7,6 +7,7 @@
 #include "nanscope/precision.h"
 #include "nanscope/run_json.h"
 #include "nanscope/step_chunk.h"
+#include "record/chunk_columns.h"
 #include "record/chunk_rows.h"
 #include "record/run_file_json.h"
 #include "record/run_file_schema.h"
@@ -72,6 +73,16 @@ std::string runFileFormatJson()
     for (int s = 0; s < kSeriesCount; ++s)
         chunkSeries.push_back(seriesName(Series(s)));
     chunkSeries.push_back(record::kSkippedSeries);
+    // Each chunk table's columns in order (chunk_columns.h): the Python writer fills them by name.
+    const auto names = [](const auto &columns) {
+        Json out = Json::array();
+        for (const auto &c : columns)
+            out.push_back(c.name);
+        return out;
+    };
+    const Json chunkColumns = {{"chunks", names(record::chunkTableColumns())},
+                               {"chunk_series", names(record::chunkSeriesColumns())},
+                               {"chunk_layers", names(record::chunkLayerColumns())}};
     Json messages = Json::object();  // event message ids and their English patterns (%1 the first argument)
     for (const auto &[id, pattern] : eventMessagePatterns())
         messages[id] = pattern;
@@ -94,6 +105,7 @@ std::string runFileFormatJson()
         {"chunk_steps", kChunkSteps},
         {"coarse_chunk_chunks", kCoarseChunkChunks},
         {"chunk_series", chunkSeries},
+        {"chunk_columns", chunkColumns},
         {"keep_all", record::keepJson(KeepPolicy::all(), 1)},
         {"keep_auto", record::keepJson(KeepPolicy{}, KeepPolicy::kSampleEvery)},
     };

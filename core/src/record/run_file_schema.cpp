@@ -1,5 +1,7 @@
 #include "record/run_file_schema.h"
 
+#include "record/chunk_columns.h"
+
 #include "record/run_file_json.h"
 #include "record/step_columns.h"
 
@@ -93,36 +95,6 @@ CREATE TABLE control_changes (
 );
 )sql";
 
-// The chunk tables (chunk_layers is chunkLayersTableSql()'s); the coarse chunk tables are the same
-// with names prefixed coarse_.
-const char *const kChunkTables = R"sql(
-CREATE TABLE chunks (
-    chunk                INTEGER PRIMARY KEY,
-    first_step           INTEGER NOT NULL,
-    last_step            INTEGER NOT NULL,
-    steps                INTEGER NOT NULL,
-    first_origin_step    INTEGER,
-    nonfinite_steps      INTEGER NOT NULL,
-    rollbacks            INTEGER NOT NULL,
-    scaler_skipped_steps INTEGER NOT NULL,
-    step_ms,
-    quarantined          TEXT
-);
-CREATE TABLE chunk_series (
-    chunk                 INTEGER NOT NULL,
-    series                TEXT NOT NULL,
-    first_step            INTEGER NOT NULL,
-    last_step             INTEGER NOT NULL,
-    count                 INTEGER NOT NULL,
-    finite                INTEGER NOT NULL,
-    min,
-    max,
-    first_nonfinite_step  INTEGER,
-    first_nonfinite_value,
-    PRIMARY KEY (chunk, series)
-) WITHOUT ROWID;
-)sql";
-
 // layer_steps: a row a step and layer (key = step * layers + layer), four columns a health kind.
 std::string layerStepsTableSql()
 {
@@ -132,23 +104,6 @@ std::string layerStepsTableSql()
         sql += ",\n    " + c + "_numel INTEGER, " + c + "_min, " + c + "_max, " + c + "_norm";
     }
     return sql + ",\n    update_ratio\n);\n";
-}
-
-// chunk_layers: a row a chunk and layer, six columns a health kind (chunk_rows.cpp reads them by
-// position: kFirstCell, kCellColumns), the update ratio, then each kind's norm.
-std::string chunkLayersTableSql()
-{
-    std::string sql = "CREATE TABLE chunk_layers (\n    chunk INTEGER NOT NULL,\n    layer INTEGER NOT NULL,\n"
-                      "    first_nonfinite INTEGER,\n    first_produced INTEGER,\n    nonfinite_steps INTEGER NOT NULL";
-    for (const HealthKindInfo &k : kHealthKinds) {
-        const std::string c = k.id;
-        sql += ",\n    " + c + "_step INTEGER, " + c + "_numel INTEGER, " + c + "_nan INTEGER, " + c +
-               "_posinf INTEGER, " + c + "_neginf INTEGER, " + c + "_absmax";
-    }
-    sql += ",\n    update_ratio";
-    for (const HealthKindInfo &k : kHealthKinds)
-        sql += ", " + std::string(k.id) + "_norm";
-    return sql + ",\n    PRIMARY KEY (chunk, layer)\n) WITHOUT ROWID;\n";
 }
 
 // SQL that decodes a compact min or max column (see Range::Compact): a float's bits are
@@ -237,12 +192,8 @@ void createSchema(Database &db)
     db.exec(kSchema);
     db.exec(stepsTableSql());
     db.exec(layerStepsTableSql());
-    const std::string chunkTables = kChunkTables + chunkLayersTableSql();
-    db.exec(chunkTables);
-    std::string coarse = chunkTables;
-    for (std::size_t at = 0; (at = coarse.find("CREATE TABLE chunk", at)) != std::string::npos; at += 19)
-        coarse.replace(at, 13, "CREATE TABLE coarse_");
-    db.exec(coarse);
+    db.exec(chunkTablesSql());  // chunk_columns.h
+    db.exec(chunkTablesSql("coarse_"));
     db.exec(views());
     Statement scale = db.prepare("INSERT INTO float32_exponents (e, scale) VALUES (?, ?)");
     for (int e = 0; e < 255; ++e)  // a float's value is mantissa * 2^(e - 150); e = 0: 2^-149
