@@ -272,6 +272,7 @@ class StatBatch:
         """Every slot's value, and ``extra``'s (a 1-d float tensor: numbers another step left to
         be read with this one) in the same read. Reads what was added since the last read only:
         a step may read early (a guard's decision) and again at its end."""
+        global DEVICE_READS
         pair_at: Dict[Tuple[torch.device, torch.dtype], int] = {}
         norm_at: Dict[torch.device, int] = {}
         extra_at = -1
@@ -295,7 +296,6 @@ class StatBatch:
                 extra_at = sum(p.numel() for p in parts) + sum(t.numel() for t in on_device[:-1])
             parts.append(torch.cat(on_device).cpu())  # the one host read of this device
         if parts:
-            global DEVICE_READS
             DEVICE_READS += 1
         values: List[float] = torch.cat(parts).tolist() if parts else []
         host = {dtype: torch.stack(scalars).tolist() for dtype, scalars in self._host.items()}

@@ -15,23 +15,19 @@ part of a training step, nor are the forwards a checkpointed block runs again in
 from __future__ import annotations
 
 import functools
-import math
-import struct
-import time
 import traceback
 import weakref
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
 
-from .health import Health, StatBatch
+from .guard import Decision, gradients_finite
 from .messages import Message, layer_name
-from .ops import OpChecker, OpOrigin
-from .origin import Layer, LayerHealth, layers_of
-from .guard import Decision
 from .module_tensors import measurable, precision_of, tensors_in, tensors_of, together
-from .guard import gradients_finite
-from .step_state import Late, StepMeasures, StepState, Target, calls_and_events, total_norm, value_of
+from .ops import OpChecker, OpOrigin
+from .origin import Layer, layers_of
+from .step_reader import StepReader
+from .step_state import StepMeasures, StepState, Target
 from .update_hooks import UpdateRatios, clip_gradients, gradient_norms, hook_step
 
 
@@ -45,10 +41,6 @@ _GRAPH_TASK_ID = getattr(torch._C, "_current_graph_task_id", None)
 # the guard acts, as it reads the host, this step's earlier decision) -> None (the update runs) or
 # what was done instead.
 Decide = Callable[[torch.optim.Optimizer, Callable[[], bool], Optional[Decision]], Optional[Decision]]
-# Tests set this to hold steps on the CPU too (with health.DEFER_CPU): see StepProbe.finish.
-HOLD_ON_CPU = False
-
-_ABSENT = Health()  # nothing observed: shared, as a Health the probe hands out is never changed
 
 
 class StepProbe:
@@ -74,9 +66,9 @@ class StepProbe:
         self._own_params = [list(m.parameters(recurse=False)) for m in self._modules]
         self._all_params = [p for params in self._own_params for p in params]
         self._ratios = UpdateRatios(self._own_params)
+        self._reader = StepReader(len(self.layers), self._ratios, scaler, self.optimizers)
         self._place_of = {id(p): (i, j) for i, params in enumerate(self._own_params) for j, p in enumerate(params)}
         self._step: Optional[StepState] = None
-        self._late: Optional[Late] = None  # a held step's, until a read takes them
         self._passes_open = 0  # forward passes of the root that run now (a pass may call the root again)
         self._handles: List[Any] = []
         self._restore: List[Callable[[], None]] = []
@@ -171,7 +163,7 @@ class StepProbe:
 
         def finite() -> bool:
             # The step's read, early: all it measured so far, with a held step's late numbers.
-            values = self._read(s.batch)
+            values = self._reader.read(s.batch)
             s.read_early = True
             if found_inf is not None and values[found_inf] != 0:
                 return True  # a fused kernel skips this update itself: the scaler's skip, not the guard's
@@ -183,14 +175,6 @@ class StepProbe:
             self.fail(e)
             return True
         return s.decision is None or s.decision.updates
-
-    def _read(self, batch: StatBatch) -> List[object]:
-        """``batch``'s read, which also reads the late numbers of a step held before (one read)."""
-        late, self._late = self._late, None
-        values, late_values = batch.read_with(late.tensor if late is not None else None)
-        if late is not None:
-            late.values = late_values
-        return values
 
     def _after_update(self) -> None:
         if self._step is not None:
@@ -340,10 +324,7 @@ class StepProbe:
     # -- the step's end --------------------------------------------------------------------------
 
     def finish(self, loss: torch.Tensor) -> StepMeasures:
-        """Ends the step: one host read of everything it measured, then the exact passes.
-
-        A step a guard read early (at its decision) and found finite makes no second read: its
-        loss and update ratios are left to the next read (``StepMeasures.late``; ``complete``)."""
+        """Ends the step: its one host read (step_reader.py), then the exact passes."""
         op_origin = self._stop_checking()
         # A step whose forward no hook saw (a TorchScript model) still measures its parameters.
         s = self._step if self._step is not None else self._begin(check_ops=False)
@@ -351,120 +332,16 @@ class StepProbe:
         self._passes_open = 0  # a forward that raised never closed its pass
         self._measure_param_grads(s)  # without an engine callback (or a backward that raised)
         self._measure_unseen_grads(s)
-        loss = loss.detach().reshape(())
-        weights_before = s.weights_before  # taken before any update ran, or None
-        update = self._update_norms(s)
-        late: Optional[Late] = None
-        if self._holds(s, loss, update):
-            late = Late(torch.cat([loss.reshape(1).to(torch.float64)] +
-                                  ([update.to(torch.float64)] if update is not None else [])))
-            self._late = late
-            loss_slot = update_slot = None
-            values = s.batch.read()  # all read already
-        else:
-            loss_slot = s.batch.add(loss)
-            update_slot = s.batch.add_vector(update) if update is not None else None
-            values = self._read(s.batch)
-        if any(values[slot] != 0 for slot in s.found_inf_slots):  # a fused kernel skipped the update
-            s.optimizer_stepped, update_slot = False, None
-
-        def merged(slots: List[int]) -> Health:
-            if len(slots) == 1:  # the common case; a Health read is never changed afterwards
-                return values[slots[0]]  # type: ignore[return-value]
-            if not slots:
-                return _ABSENT
-            h = Health()
-            for slot in dict.fromkeys(slots):  # a tensor two calls share counts once
-                h.merge(values[slot])  # type: ignore[arg-type]
-            return h
-
-        n = len(self.layers)
-        outputs: List[List[int]] = [[] for _ in range(n)]
-        inputs: List[List[int]] = [[] for _ in range(n)]
-        grads: List[List[int]] = [[] for _ in range(n)]
-        for k, (module, in_slots, out_slots) in enumerate(s.calls):
-            outputs[module] += out_slots
-            inputs[module] += in_slots
-            grads[module] += s.call_out_grads.get(k, ())
-        layers: List[LayerHealth] = []
-        for i in range(n):
-            lh = LayerHealth(forward=merged(outputs[i]), grad=merged(grads[i]), params=merged(s.params.get(i, [])),
-                             param_grads=merged(s.param_grads.get(i, [])))
-            lh.input_finite = not merged(inputs[i]).has_nonfinite()
-            layers.append(lh)
-        # The calls and gradient events only matter to a step's origin: a finite step skips them.
-        finite = not any(isinstance(v, Health) and v.has_nonfinite() for v in values)
-        calls, events = ([], []) if finite else calls_and_events(s, merged)
-        if update_slot is not None:
-            self._ratios.apply(values[update_slot], layers)  # type: ignore[arg-type]
-        input_health = merged([slot for slots, _ in s.passes for slot in slots])
-        loss_health = values[loss_slot] if loss_slot is not None else _ABSENT  # a held step's: see complete
-        assert isinstance(loss_health, Health)
-        scale = float(values[s.scale_slot]) if s.scale_slot is not None else s.scale  # type: ignore[arg-type]
-        scaling = self.scaler is not None and self.scaler.is_enabled()
-        grad_norm = total_norm([lh.param_grads for lh in layers]) / (scale if scaling and scale > 0 else 1.0)
-        clipped = [float(values[slot]) for slot in s.clipped_slots]  # type: ignore[arg-type]
-        from_others = math.isfinite(grad_norm) and not all(
-            math.isfinite(values[slot]) for slot in s.reduced_slots)  # type: ignore[arg-type]
-        grad_norm_clipped = (sum(v * v for v in clipped) ** 0.5) if clipped else grad_norm
-        lr = s.learning_rate
-        if lr is None:
-            lr = float(self.optimizers[0].param_groups[0]["lr"]) if self.optimizers else 0.0
-        return StepMeasures(
-            layers=layers, calls=calls, grad_events=events, input_health=input_health,
-            passes=[t for _, t in s.passes if t is not None] if input_health.has_nonfinite() else [],
-            loss_health=loss_health, loss=value_of(loss_health), grad_norm=grad_norm,
-            grad_norm_clipped=grad_norm_clipped, learning_rate=lr, loss_scale=scale if scaling else 1.0,
-            loss_scaling=scaling, optimizer_stepped=s.optimizer_stepped, decision=s.decision, precision=s.precision,
-            op_origin=op_origin,
-            nonfinite_from_other_ranks=from_others, unmeasured=list(dict.fromkeys(s.batch.unmeasured)), all_finite=finite,
-            step_ms=(time.perf_counter() - s.started) * 1000.0, inputs=s.inputs, weights_before=weights_before,
-            learning_rates=s.learning_rates, late=late, clip=s.clip)
-
-    def _holds(self, s: StepState, loss: torch.Tensor, update: Optional[torch.Tensor]) -> bool:
-        """Whether the step's loss and update ratios can wait for the next read: a guard read
-        the step early, found everything finite and nothing is left unread but them, and they
-        live where a read costs (a GPU's)."""
-        if not s.read_early or s.batch.pending() or (loss.device.type == "cpu" and not HOLD_ON_CPU):
-            return False
-        if update is not None and update.device != loss.device:
-            return False
-        for v in s.batch.read():
-            if isinstance(v, Health):
-                if v.has_nonfinite():
-                    return False
-            elif isinstance(v, float) and not math.isfinite(v):
-                return False
-        return not any(s.batch.read()[slot] != 0 for slot in s.found_inf_slots)
+        return self._reader.finish(s, loss, op_origin)
 
     def complete(self, m: StepMeasures) -> None:
-        """A held step's loss and update ratios, from the read that took them (or a read now)."""
-        late, m.late = m.late, None
-        if late is None:
-            return
-        if late.values is None:  # no step has read since (the run ends, or a flush)
-            if self._late is late:
-                self._late = None
-            late.values = StatBatch().read_with(late.tensor)[1]
-        assert late.values is not None
-        value = late.values[0]
-        m.loss, m.loss_health = value, scalar_health(value)
-        m.all_finite = m.all_finite and math.isfinite(value)
-        if len(late.values) > 1:
-            self._ratios.apply(late.values[1:], m.layers)
+        """A held step's loss and update ratios (StepReader.complete)."""
+        self._reader.complete(m)
 
     @property
     def moving(self) -> List[torch.Tensor]:
         """The weights an update moves, in the order of ``StepMeasures.weights_before``."""
         return self._ratios.moving
-
-    def _update_norms(self, s: StepState) -> Optional[torch.Tensor]:
-        """|w after - w before| and |w before| of every moving weight, to be read with the rest."""
-        if s.weights_before is None or not s.optimizer_stepped:
-            return None
-        norms = self._ratios.norms(s.weights_before)
-        s.weights_before = None
-        return norms
 
     def _leave_module(self, module: torch.nn.Module, inputs: Any, output: Any) -> None:
         if self._running:
@@ -488,11 +365,3 @@ class StepProbe:
         self._restore.clear()
         self._step = None
 
-
-def scalar_health(value: float) -> Health:
-    """A one-element tensor's health from its value, as a read of it gives (the norm in float32)."""
-    if math.isnan(value):
-        return Health(present=True, numel=1, nan=1)
-    if math.isinf(value):
-        return Health(present=True, numel=1, posinf=int(value > 0), neginf=int(value < 0))
-    return Health(present=True, numel=1, min=value, max=value, norm=struct.unpack("f", struct.pack("f", abs(value)))[0])

@@ -3,7 +3,7 @@ the loss and update ratios, which come after the update, are read with the next 
 
 There is no GPU here, so the tests measure CPU tensors as a GPU's are (``health.DEFER_CPU``:
 reduced to scalars, read in one copy) and let the probe hold steps on the CPU too
-(``probe.HOLD_ON_CPU``); ``health.DEVICE_READS`` counts the copies a step makes."""
+(``step_reader.HOLD_ON_CPU``); ``health.DEVICE_READS`` counts the copies a step makes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import nanscope
-from nanscope import health, probe
+from nanscope import health, step_reader
 from conftest import one_step
 from test_guard import BAD_ROW, model_and_data
 
@@ -42,7 +42,7 @@ def reads_a_step(path: Path, policy: str) -> List[int]:
 @pytest.fixture
 def like_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(health, "DEFER_CPU", True)
-    monkeypatch.setattr(probe, "HOLD_ON_CPU", True)
+    monkeypatch.setattr(step_reader, "HOLD_ON_CPU", True)
 
 
 @pytest.mark.parametrize("policy", ["skip", "rollback", "pause"])
@@ -84,7 +84,7 @@ def test_held_steps_are_recorded_as_steps_read_at_once(tmp_path: Path, monkeypat
                                                        policy: str) -> None:
     monkeypatch.setattr(health, "DEFER_CPU", True)
     reads_a_step(tmp_path / "at-once.nsrun", policy)
-    monkeypatch.setattr(probe, "HOLD_ON_CPU", True)
+    monkeypatch.setattr(step_reader, "HOLD_ON_CPU", True)
     reads_a_step(tmp_path / "held.nsrun", policy)
     at_once, held = file_rows(tmp_path / "at-once.nsrun"), file_rows(tmp_path / "held.nsrun")
     assert len(held[0]) == STEPS and len(held[1]) > 0
