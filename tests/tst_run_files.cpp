@@ -1,5 +1,5 @@
 // The window's run files without a window: a live run recorded into the runs folder (the run's
-// records in the file, the folder pruned to the newest RunFiles::kRecordedRunsKept), a recording
+// records in the file, exported as CSV, the folder pruned to the newest RunFiles::kRecordedRunsKept), a recording
 // dropped when its run did not start, the recent runs (newest first, no duplicates, at most
 // kRecentRunsKept), a copy saved, and the errors when there is nothing to save.
 #include "window/run_files.h"
@@ -76,6 +76,14 @@ void TestRunFiles::aLiveRunIsRecordedIntoTheRunsFolder()
     QCOMPARE(int(file.stats().steps), 3);
 
     QTemporaryDir elsewhere;
+    const QString csv = elsewhere.filePath(QStringLiteral("steps.csv"));
+    QVERIFY2(files.exportCsv(csv, &error), qPrintable(error));
+    QFile exported(csv);
+    QVERIFY(exported.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = exported.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 4);  // the header and a line a step
+    QVERIFY(lines[0].startsWith("step,"));
+    QVERIFY(lines[3].startsWith("2,"));
     const QString copy = elsewhere.filePath(QStringLiteral("copy.nsrun"));
     QVERIFY2(files.saveAs(copy, &error), qPrintable(error));
     QCOMPARE(int(RunFile(copy.toStdString()).stats().steps), 3);
@@ -142,6 +150,9 @@ void TestRunFiles::nothingToSaveIsSaid()
     QString error;
     QVERIFY(!files.saveAs(QStringLiteral("/tmp/never.nsrun"), &error));
     QCOMPARE(error, QStringLiteral("there is no run to save yet"));
+    QVERIFY(!files.exportCsv(QStringLiteral("/tmp/never.csv"), &error));
+    QVERIFY(error.contains(QStringLiteral("there is nothing to export")));
+    QVERIFY(!QFile::exists(QStringLiteral("/tmp/never.csv")));
 }
 
 int main(int argc, char **argv)

@@ -1137,18 +1137,6 @@ Every module reports, at every step, the health of its output in forward and of 
         <translation>对数刻度(&amp;L)</translation>
     </message>
     <message>
-        <source>this run was not recorded into a run file (see the event log): there is nothing to export</source>
-        <translation>本次运行没有记录到运行文件中（见事件日志）：没有可导出的内容</translation>
-    </message>
-    <message>
-        <source>%1: cannot write the CSV file</source>
-        <translation>%1：无法写入 CSV 文件</translation>
-    </message>
-    <message>
-        <source>%1: writing the CSV file failed (is the disk full?)</source>
-        <translation>%1：写入 CSV 文件失败（磁盘满了吗？）</translation>
-    </message>
-    <message>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
@@ -1778,6 +1766,18 @@ The rank of the job that went non-finite first.</source>
     <message>
         <source>there is no run to save yet</source>
         <translation>还没有可保存的运行</translation>
+    </message>
+    <message>
+        <source>this run was not recorded into a run file (see the event log): there is nothing to export</source>
+        <translation>本次运行没有记录到运行文件中（见事件日志）：没有可导出的内容</translation>
+    </message>
+    <message>
+        <source>%1: cannot write the CSV file</source>
+        <translation>%1：无法写入 CSV 文件</translation>
+    </message>
+    <message>
+        <source>%1: writing the CSV file failed (is the disk full?)</source>
+        <translation>%1：写入 CSV 文件失败（磁盘满了吗？）</translation>
     </message>
 </context>
 <context>

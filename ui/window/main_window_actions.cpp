@@ -23,7 +23,6 @@
 #include <QComboBox>
 #include <QToolBar>
 
-#include <fstream>
 
 namespace nanscope {
 
@@ -176,28 +175,7 @@ void MainWindow::updateActions()
     action(QStringLiteral("saveStep"))->setEnabled(can.capsules && active && files_->recording());
 }
 
-bool MainWindow::exportCsv(const QString &path, QString *error)
-{
-    const auto fail = [error](const QString &message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    const QString file = files_->path();
-    if (file.isEmpty())
-        return fail(tr("this run was not recorded into a run file (see the event log): there is nothing to export"));
-    files_->flush();  // every step shown so far is in the file
-    std::ofstream out(path.toStdString(), std::ios::trunc);
-    if (!out)
-        return fail(tr("%1: cannot write the CSV file").arg(path));
-    try {
-        writeRunCsv(RunFile(file.toStdString()), out);
-    } catch (const RunFileError &e) {
-        return fail(QString::fromStdString(e.what()));
-    }
-    out.flush();
-    return out ? true : fail(tr("%1: writing the CSV file failed (is the disk full?)").arg(path));
-}
+bool MainWindow::exportCsv(const QString &path, QString *error) { return files_->exportCsv(path, error); }
 
 void MainWindow::exportDialog(const QString &kind)
 {

@@ -9,6 +9,8 @@
 #include <QSettings>
 #include <QStandardPaths>
 
+#include <fstream>
+
 namespace nanscope {
 
 namespace {
@@ -118,6 +120,28 @@ bool RunFiles::saveAs(const QString &path, QString *error)
         return false;
     }
     return true;
+}
+
+bool RunFiles::exportCsv(const QString &path, QString *error)
+{
+    const auto fail = [error](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    if (path_.isEmpty())
+        return fail(tr("this run was not recorded into a run file (see the event log): there is nothing to export"));
+    flush();  // every step shown so far is in the file
+    std::ofstream out(path.toStdString(), std::ios::trunc);
+    if (!out)
+        return fail(tr("%1: cannot write the CSV file").arg(path));
+    try {
+        writeRunCsv(RunFile(path_.toStdString()), out);
+    } catch (const RunFileError &e) {
+        return fail(QString::fromStdString(e.what()));
+    }
+    out.flush();
+    return out ? true : fail(tr("%1: writing the CSV file failed (is the disk full?)").arg(path));
 }
 
 QStringList RunFiles::recentRuns() const { return QSettings().value(kRecentKey).toStringList(); }

@@ -45,6 +45,8 @@ public:
     // Every step recorded so far is in the file (before it is read back or copied).
     void flush();
     bool saveAs(const QString &path, QString *error);
+    // The steps of the file as CSV (`nanscope export`'s), every step shown so far included.
+    bool exportCsv(const QString &path, QString *error);
     QStringList recentRuns() const;
 
     // What the live runs' files keep of each layer's health (`auto` unless set), from the next run on.
