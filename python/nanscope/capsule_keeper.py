@@ -94,7 +94,7 @@ class CapsuleKeeper:
         given = batch is not None
         if not given:
             batch = m.inputs
-        begin = self._begins.pop(step, None)
+        begin = self._begins.get(step)
         self._begins = {k: b for k, b in self._begins.items() if k > step}
         if begin is None:  # no forward hook saw the step (a TorchScript model): nothing to replay from
             begin = _Begin(rng=rng_state(), buffers=[], autocast=autocast_state())

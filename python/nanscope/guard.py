@@ -89,12 +89,11 @@ class _Kept:
     optimizers: List[Dict[str, Any]]
 
 
-def gradients_finite(optimizer: torch.optim.Optimizer, norms: Sequence[Any]) -> bool:
+def gradients_finite(optimizer: torch.optim.Optimizer, norms: Sequence[float]) -> bool:
     """Whether every gradient ``optimizer`` is about to apply is finite, from their norms as read
-    (a float, or a list of them, a device); a norm that overflowed from finite values is told
-    apart exactly (rare: a step about to fail)."""
-    values = [v for n in norms for v in (n if isinstance(n, list) else [n])]
-    if all(math.isfinite(v) for v in values):
+    (one a device); a norm that overflowed from finite values is told apart exactly (rare: a step
+    about to fail)."""
+    if all(math.isfinite(v) for v in norms):
         return True
     return all(bool(torch.isfinite(p.grad).all()) for group in optimizer.param_groups for p in group["params"]
                if p.grad is not None and p.grad.is_floating_point())

@@ -145,21 +145,18 @@ class StepProbe:
             s.found_inf_slot = s.batch.add_norm(found_inf.detach().float())
             s.found_inf_slots.append(s.found_inf_slot)
         grad_scale = getattr(optimizer, "grad_scale", None)  # its gradients are still scaled: the kernel unscales
-        s.update_norms = gradient_norms(optimizer, grad_scale if isinstance(grad_scale, torch.Tensor) else None)
-        clip = self._clip() if self._clip is not None else None
-        s.clip = clip
-        if clip is not None:
-            s.update_norms = clip_gradients(optimizer, s.update_norms, clip)
-        s.update_slots = [s.batch.add_norm(norms) for norms in s.update_norms]
+        norms = gradient_norms(optimizer, grad_scale if isinstance(grad_scale, torch.Tensor) else None)
+        if s.clip is not None:  # steered (StepState.clip: set as the step began)
+            norms = clip_gradients(optimizer, norms, s.clip)
+        s.update_slots = [s.batch.add_norm(n) for n in norms]
         s.clipped_slots += s.update_slots
 
     def _allow(self, optimizer: torch.optim.Optimizer) -> bool:
         """The guard's decision on this update; the update runs when the probe cannot tell."""
         s = self._step
-        if self._decide is None or self.failure is not None or s is None or s.update_norms is None:
+        if self._decide is None or self.failure is not None or s is None or s.update_slots is None:
             return True
-        s.update_norms = None
-        slots, found_inf = s.update_slots, s.found_inf_slot
+        slots, found_inf, s.update_slots = s.update_slots, s.found_inf_slot, None
 
         def finite() -> bool:
             # The step's read, early: all it measured so far, with a held step's late numbers.
@@ -167,7 +164,7 @@ class StepProbe:
             s.read_early = True
             if found_inf is not None and values[found_inf] != 0:
                 return True  # a fused kernel skips this update itself: the scaler's skip, not the guard's
-            return gradients_finite(optimizer, [values[k] for k in slots])  # type: ignore[misc]
+            return gradients_finite(optimizer, [values[k] for k in slots])  # type: ignore[misc, arg-type]
 
         try:
             s.decision = self._decide(optimizer, finite, s.decision)

@@ -96,11 +96,12 @@ class StepState:
     # update itself: the slots of the ``found_inf`` it was handed, non-zero where it skipped.
     found_inf_slots: List[int] = field(default_factory=list)
     optimizer_stepped: bool = False
-    update_norms: Optional[List[torch.Tensor]] = None  # the gradients' norms, for clipping
-    update_slots: List[int] = field(default_factory=list)  # their slots, for a guard's decision
+    # The slots of the gradients' norms as the update about to run gets them, until a guard's
+    # decision on it takes them.
+    update_slots: Optional[List[int]] = None
     found_inf_slot: Optional[int] = None  # of the update about to run (a fused optimizer's)
-    read_early: bool = False
-    clip: Optional[float] = None  # a guard's decision read what the step had measured so far
+    read_early: bool = False  # a guard's decision read what the step had measured so far
+    clip: Optional[float] = None  # the norm the gradients are clipped to (steered), as the step began
     decision: Optional[Decision] = None
     precision: str = "fp32"
     inputs: Any = None  # the positional inputs of the first forward pass
