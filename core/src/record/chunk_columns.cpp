@@ -5,6 +5,7 @@
 #include "nanscope/health_kinds.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace nanscope::record {
 
@@ -98,6 +99,29 @@ std::vector<ChunkColumn<ChunkSeriesRow>> makeSeriesColumns()
     };
 }
 
+// One value of health kind `k`'s cell: NULL when nothing was observed of the kind; a cell is
+// present where its `numel` column (`tellsPresence`) is not NULL.
+template <typename T>
+ChunkColumn<ChunkLayerRow> cellColumn(int k, const std::string &name, const char *declaration, T MapCell::*m,
+                                      bool tellsPresence = false)
+{
+    return {name, declaration,
+            [k, m](Statement &s, int i, const ChunkLayerRow &r) {
+                if (const MapCell &c = r.part.cells[std::size_t(k)]; c.present)
+                    s.bind(i, c.*m);
+            },
+            [k, m, tellsPresence](const Statement &s, int i, ChunkLayerRow &r) {
+                if (s.isNull(i))
+                    return;
+                MapCell &c = r.part.cells[std::size_t(k)];
+                if constexpr (std::is_floating_point_v<T>)
+                    c.*m = s.real(i);
+                else
+                    c.*m = T(s.integer(i));
+                c.present = c.present || tellsPresence;
+            }};
+}
+
 std::vector<ChunkColumn<ChunkLayerRow>> makeLayerColumns()
 {
     using R = ChunkLayerRow;
@@ -108,52 +132,15 @@ std::vector<ChunkColumn<ChunkLayerRow>> makeLayerColumns()
         optionalStep<R>("first_produced", [](auto &r) -> auto & { return r.part.firstProduced; }),
         integer<R>("nonfinite_steps", "INTEGER NOT NULL", &R::nonFiniteSteps),
     };
-    // Six columns a health kind, all NULL for a kind nothing was observed of; `numel` tells.
+    // Six columns a health kind (then, after the update ratio, its norm).
     for (int k = 0; k < kLayerHealthKinds; ++k) {
         const std::string id = kHealthKinds[std::size_t(k)].id;
-        const auto cellInt = [k](const std::string &name, const char *declaration, std::int64_t MapCell::*m) {
-            return ChunkColumn<R>{name, declaration,
-                                  [k, m](Statement &s, int i, const R &r) {
-                                      if (const MapCell &c = r.part.cells[std::size_t(k)]; c.present)
-                                          s.bind(i, c.*m);
-                                  },
-                                  [k, m](const Statement &s, int i, R &r) {
-                                      if (!s.isNull(i))
-                                          r.part.cells[std::size_t(k)].*m = s.integer(i);
-                                  }};
-        };
-        columns.push_back({id + "_step", "INTEGER",
-                           [k](Statement &s, int i, const R &r) {
-                               if (const MapCell &c = r.part.cells[std::size_t(k)]; c.present)
-                                   s.bind(i, c.step);
-                           },
-                           [k](const Statement &s, int i, R &r) {
-                               if (!s.isNull(i))
-                                   r.part.cells[std::size_t(k)].step = int(s.integer(i));
-                           }});
-        columns.push_back({id + "_numel", "INTEGER",
-                           [k](Statement &s, int i, const R &r) {
-                               if (const MapCell &c = r.part.cells[std::size_t(k)]; c.present)
-                                   s.bind(i, c.numel);
-                           },
-                           [k](const Statement &s, int i, R &r) {
-                               MapCell &c = r.part.cells[std::size_t(k)];
-                               c.present = !s.isNull(i);
-                               if (c.present)
-                                   c.numel = s.integer(i);
-                           }});
-        columns.push_back(cellInt(id + "_nan", "INTEGER", &MapCell::nan));
-        columns.push_back(cellInt(id + "_posinf", "INTEGER", &MapCell::posInf));
-        columns.push_back(cellInt(id + "_neginf", "INTEGER", &MapCell::negInf));
-        columns.push_back({id + "_absmax", "",
-                           [k](Statement &s, int i, const R &r) {
-                               if (const MapCell &c = r.part.cells[std::size_t(k)]; c.present)
-                                   s.bind(i, c.absMax);
-                           },
-                           [k](const Statement &s, int i, R &r) {
-                               if (!s.isNull(i))
-                                   r.part.cells[std::size_t(k)].absMax = s.real(i);
-                           }});
+        columns.push_back(cellColumn(k, id + "_step", "INTEGER", &MapCell::step));
+        columns.push_back(cellColumn(k, id + "_numel", "INTEGER", &MapCell::numel, true));
+        columns.push_back(cellColumn(k, id + "_nan", "INTEGER", &MapCell::nan));
+        columns.push_back(cellColumn(k, id + "_posinf", "INTEGER", &MapCell::posInf));
+        columns.push_back(cellColumn(k, id + "_neginf", "INTEGER", &MapCell::negInf));
+        columns.push_back(cellColumn(k, id + "_absmax", "", &MapCell::absMax));
     }
     // Added after the first release: files of it lack them (no update read, norms 0).
     columns.push_back({"update_ratio", "",
@@ -163,15 +150,7 @@ std::vector<ChunkColumn<ChunkLayerRow>> makeLayerColumns()
                        },
                        [](const Statement &s, int i, R &r) { r.part.updateRatio = s.real(i); }});  // NULL: NaN
     for (int k = 0; k < kLayerHealthKinds; ++k)
-        columns.push_back({std::string(kHealthKinds[std::size_t(k)].id) + "_norm", "",
-                           [k](Statement &s, int i, const R &r) {
-                               if (const MapCell &c = r.part.cells[std::size_t(k)]; c.present)
-                                   s.bind(i, c.norm);
-                           },
-                           [k](const Statement &s, int i, R &r) {
-                               if (!s.isNull(i))
-                                   r.part.cells[std::size_t(k)].norm = s.real(i);
-                           }});
+        columns.push_back(cellColumn(k, std::string(kHealthKinds[std::size_t(k)].id) + "_norm", "", &MapCell::norm));
     return columns;
 }
 
